@@ -164,8 +164,10 @@ func TestLoadErrors(t *testing.T) {
 			wantErr: "mmlu_extra.csv is not listed in SHA256SUMS",
 		},
 		{
-			name:    "malformed sums",
-			damage:  func(dir string) error { return os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte("nonsense\n"), 0o644) },
+			name: "malformed sums",
+			damage: func(dir string) error {
+				return os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte("nonsense\n"), 0o644)
+			},
 			wantErr: "SHA256SUMS line 1: malformed",
 		},
 	}
