@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchyard/switchyard/bench/routing/sweep"
+	"github.com/switchyard/switchyard/bench/routing/train"
+	"github.com/switchyard/switchyard/filters/router/complexity"
+)
+
+// Frac is the quality bar: a router must keep this share of the strong
+// model's quality.
+const Frac = 0.95
+
+// Prices of the two models in USD per million tokens, blended at RouteLLM's
+// 1:1 input:output assumption, as the RouteLLM paper (arXiv 2406.18665,
+// section 5) gives them: GPT-4 Turbo (gpt-4-1106-preview) $24.7 and
+// Mixtral-8x7B-Instruct $0.24. The data has no token counts, so dollars
+// follow from the share of calls: cost = share·strong + (1−share)·weak.
+const (
+	StrongUSDPerMTok = 24.7
+	WeakUSDPerMTok   = 0.24
+)
+
+// curveShares are the strong-call budgets at which the in-sample curve is
+// read.
+var curveShares = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}
+
+// operating is a threshold router's result on one benchmark.
+type operating struct {
+	Share   float64 // strong-call share
+	Quality float64 // quality as a share of the all-strong quality
+	Met     bool    // Quality reached Frac
+	Label   string  // the threshold, as printed
+}
+
+// result holds everything reported for one benchmark.
+type result struct {
+	Name         string
+	N, Dropped   int
+	Weak, Strong float64
+
+	// Cheapest strong share reaching Frac when the threshold is swept on
+	// this benchmark; the classifier's model never saw it.
+	Classifier, Length, Random, Oracle float64
+	// Operating points with the threshold chosen on the other benchmarks.
+	ClassifierT, LengthT, RandomT operating
+	// The production model, trained on all three benchmarks.
+	InSample      float64
+	InSampleCurve []float64
+	LengthCurve   []float64
+
+	DecideMean, DecideP99 time.Duration
+}
+
+// evaluate scores b with the leave-one-out model (trained on others) and
+// the in-sample model, and computes the baselines the same way.
+func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *complexity.Model) (result, error) {
+	res := result{Name: b.Set.Name, N: len(b.Set.Items)}
+	res.Weak, res.Strong = b.Set.Means()
+	outcomes := b.Outcomes()
+
+	// The held-out scores come from the real classifier, timed per call.
+	clf, err := complexity.New(complexity.Config{Model: loo})
+	if err != nil {
+		return res, err
+	}
+	held := sweep.Scored{Scores: make([]float64, res.N), Outcomes: outcomes}
+	times := make([]time.Duration, res.N)
+	for i, it := range b.Set.Items {
+		req := train.Request(it.Prompt)
+		start := time.Now()
+		held.Scores[i] = clf.Score(req)
+		times[i] = time.Since(start)
+	}
+	res.DecideMean, res.DecideP99 = timing(times)
+	if res.Classifier, err = cheapest(held); err != nil {
+		return res, err
+	}
+	var heldTrain []sweep.Scored
+	for _, o := range others {
+		heldTrain = append(heldTrain, o.Scored(loo))
+	}
+	t := sweep.Transfer(heldTrain, Frac)
+	res.ClassifierT = operatingAt(held, t, fmt.Sprintf("score ≥ %.3f", t))
+
+	// Longest prompt first: ranked by characters with ties in file order,
+	// as the data's README computes it; the transferred threshold is a
+	// plain character count.
+	length := sweep.Scored{Scores: make([]float64, res.N), Outcomes: outcomes}
+	for i, it := range b.Set.Items {
+		length.Scores[i] = float64(utf8.RuneCountInString(it.Prompt)) - float64(i)/float64(res.N)
+	}
+	if res.Length, err = cheapest(length); err != nil {
+		return res, err
+	}
+	var lengthTrain []sweep.Scored
+	for _, o := range others {
+		lengthTrain = append(lengthTrain, charScores(o))
+	}
+	tl := sweep.Transfer(lengthTrain, Frac)
+	res.LengthT = operatingAt(charScores(b), tl, fmt.Sprintf("≥ %.0f chars", tl))
+
+	res.Random = held.RandomShare(Frac)
+	var share float64
+	for _, s := range heldTrain {
+		share = math.Max(share, s.RandomShare(Frac))
+	}
+	p := held.RandomAt(share)
+	res.RandomT = operating{Share: p.Share, Quality: p.Quality / res.Strong, Met: p.Quality >= Frac*res.Strong-1e-12, Label: fmt.Sprintf("p = %.3f", share)}
+
+	oracle := sweep.Scored{Scores: make([]float64, res.N), Outcomes: outcomes}
+	for i, o := range outcomes {
+		oracle.Scores[i] = o.Strong - o.Weak - float64(i)/float64(res.N)*1e-6
+	}
+	if res.Oracle, err = cheapest(oracle); err != nil {
+		return res, err
+	}
+
+	in := b.Scored(inSample)
+	if res.InSample, err = cheapest(in); err != nil {
+		return res, err
+	}
+	res.InSampleCurve = readCurve(in)
+	res.LengthCurve = readCurve(length)
+	return res, nil
+}
+
+func charScores(b train.Benchmark) sweep.Scored {
+	s := sweep.Scored{Scores: make([]float64, len(b.Set.Items)), Outcomes: b.Outcomes()}
+	for i, it := range b.Set.Items {
+		s.Scores[i] = float64(utf8.RuneCountInString(it.Prompt))
+	}
+	return s
+}
+
+func cheapest(s sweep.Scored) (float64, error) {
+	p, ok := sweep.Cheapest(s.Curve(), s.Target(Frac))
+	if !ok {
+		return 0, fmt.Errorf("no threshold reaches %.0f %% of the strong model", Frac*100)
+	}
+	return p.Share, nil
+}
+
+func operatingAt(s sweep.Scored, t float64, label string) operating {
+	_, strong := s.Means()
+	p := s.At(t)
+	return operating{Share: p.Share, Quality: p.Quality / strong, Met: p.Quality >= Frac*strong-1e-12, Label: label}
+}
+
+// readCurve returns the quality, as a share of the all-strong quality, at
+// each of curveShares.
+func readCurve(s sweep.Scored) []float64 {
+	_, strong := s.Means()
+	curve := s.Curve()
+	out := make([]float64, len(curveShares))
+	for i, share := range curveShares {
+		out[i] = sweep.QualityAt(curve, share) / strong
+	}
+	return out
+}
+
+func timing(times []time.Duration) (mean, p99 time.Duration) {
+	var sum time.Duration
+	for _, t := range times {
+		sum += t
+	}
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	return sum / time.Duration(len(times)), sorted[len(sorted)*99/100]
+}
+
+// savedUSD is the share of the all-strong bill saved at a strong share.
+func savedUSD(share float64) float64 {
+	return 1 - (share*StrongUSDPerMTok+(1-share)*WeakUSDPerMTok)/StrongUSDPerMTok
+}

@@ -1,0 +1,122 @@
+// Command routing measures how much the cost-optimized router saves on
+// RouteLLM's public router benchmarks (MT-Bench, GSM8K, MMLU) at 95 % of
+// the strong model's quality, next to random and longest-prompt-first
+// baselines, under a leave-one-benchmark-out protocol.
+//
+//	go run ./bench/routing                             # print the report
+//	go run ./bench/routing -write docs/BENCHMARKS.md   # and update the doc
+//	go run ./bench/routing -update-model filters/router/complexity/model.json
+//
+// Run it from the repository root.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/switchyard/switchyard/bench/routing/routellm"
+	"github.com/switchyard/switchyard/bench/routing/train"
+	"github.com/switchyard/switchyard/filters/router/complexity"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		slog.Error("bench/routing failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("routing", flag.ContinueOnError)
+	data := fs.String("data", "bench/routing/testdata/routellm", "RouteLLM evaluation data (verified against its SHA256SUMS)")
+	write := fs.String("write", "", "also write the report into this Markdown file, between the routing-eval markers")
+	updateModel := fs.String("update-model", "", "train the production model on all three benchmarks and write it to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	sets, err := routellm.Load(*data)
+	if err != nil {
+		return err
+	}
+	var benches []train.Benchmark
+	var dropped []int
+	for _, s := range sets {
+		clean := s.Clean()
+		dropped = append(dropped, len(s.Items)-len(clean.Items))
+		benches = append(benches, train.NewBenchmark(clean))
+	}
+
+	inSample, err := train.FitSelected(benches)
+	if err != nil {
+		return err
+	}
+	if *updateModel != "" {
+		return writeModel(*updateModel, inSample)
+	}
+	shipped, err := complexity.DefaultModel()
+	if err != nil {
+		return err
+	}
+
+	r := report{
+		Date:      time.Now().UTC().Format("2006-01-02"),
+		Machine:   machine(),
+		GoVersion: runtime.Version(),
+		Stale:     !sameModel(shipped, inSample),
+	}
+	for held, b := range benches {
+		loo, err := train.FitSelected(without(benches, held))
+		if err != nil {
+			return err
+		}
+		res, err := evaluate(b, without(benches, held), loo, inSample)
+		if err != nil {
+			return err
+		}
+		res.Dropped = dropped[held]
+		r.Results = append(r.Results, res)
+	}
+
+	var out bytes.Buffer
+	r.render(&out)
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return err
+	}
+	if *write != "" {
+		return writeSection(*write, out.String())
+	}
+	return nil
+}
+
+func without(benches []train.Benchmark, held int) []train.Benchmark {
+	var out []train.Benchmark
+	for i, b := range benches {
+		if i != held {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func writeModel(path string, m *complexity.Model) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// sameModel reports whether the shipped model is the one training produces
+// now; a stale model.json is flagged in the report.
+func sameModel(a, b *complexity.Model) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
+}
