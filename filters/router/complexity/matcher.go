@@ -1,6 +1,10 @@
 package complexity
 
-import "sort"
+import (
+	"sort"
+	"unicode"
+	"unicode/utf8"
+)
 
 // matcher finds every marker in one pass over the text (Aho–Corasick,
 // compiled to a dense automaton over byte classes), so the cost of a
@@ -10,6 +14,7 @@ type matcher struct {
 	classes int
 	next    []uint16 // state*classes + class → state
 	out     [][]uint16
+	hasOut  []bool // out[s] is non-empty; checked per byte, so kept dense
 	markers []marker
 }
 
@@ -75,6 +80,7 @@ func newMatcher(table []markerSpec) *matcher {
 	}
 	m.next = make([]uint16, len(nodes)*m.classes)
 	m.out = make([][]uint16, len(nodes))
+	m.hasOut = make([]bool, len(nodes))
 	queue := []int{0}
 	for len(queue) > 0 {
 		s := queue[0]
@@ -85,6 +91,7 @@ func newMatcher(table []markerSpec) *matcher {
 		}
 		sort.Slice(n.out, func(a, b int) bool { return n.out[a] < n.out[b] })
 		m.out[s] = n.out
+		m.hasOut[s] = len(n.out) > 0
 		for c := 0; c < m.classes; c++ {
 			if nx, ok := n.child[uint8(c)]; ok && c != 0 {
 				if s != 0 {
@@ -114,13 +121,16 @@ func (m *matcher) count(text string, counts *[numGroups]int) {
 			b += 0x20
 		}
 		s = int(m.next[s*m.classes+int(m.class[b])])
+		if !m.hasOut[s] {
+			continue
+		}
 		for _, id := range m.out[s] {
 			mk := &m.markers[id]
 			start := i + 1 - mk.length
-			if mk.wordStart && start > 0 && isWordByte(text[start-1]) {
+			if mk.wordStart && start > 0 && isWordRune(utf8.DecodeLastRuneInString(text[:start])) {
 				continue
 			}
-			if mk.wordEnd && i+1 < len(text) && isWordByte(text[i+1]) {
+			if mk.wordEnd && i+1 < len(text) && isWordRune(utf8.DecodeRuneInString(text[i+1:])) {
 				continue
 			}
 			counts[mk.group]++
@@ -130,9 +140,12 @@ func (m *matcher) count(text string, counts *[numGroups]int) {
 
 func isASCIILetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
 
-// isWordByte reports whether b can be part of a Latin-script word. Bytes of
-// multi-byte characters count, so "über" is one word; CJK markers do not
-// check boundaries at all.
-func isWordByte(b byte) bool {
-	return isASCIILetter(b) || '0' <= b && b <= '9' || b >= 0x80
+// isWordRune reports whether r (of the given encoded size) continues a
+// word, so "über" is one word and "¿cuántos" starts one. CJK markers do
+// not check boundaries at all.
+func isWordRune(r rune, _ int) bool {
+	if r < utf8.RuneSelf {
+		return isASCIILetter(byte(r)) || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }

@@ -1,0 +1,426 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults applied where the policy is silent.
+const (
+	DefaultListen            = "127.0.0.1:8080"
+	DefaultMaxRequestBytes   = 10 << 20
+	DefaultAttempts          = 3
+	DefaultPerTryIdleTimeout = 60 * time.Second
+	DefaultConnectTimeout    = 5 * time.Second
+	maxPriceUSDPerMTok       = 10000
+)
+
+var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
+
+// compiler collects problems while compiling a merged spec.
+type compiler struct {
+	idx    nodeIndex
+	gwFile string
+	probs  Problems
+}
+
+// at records a problem for field (relative to the element at src) of the
+// element shown as display.
+func (c *compiler) at(src source, display, field, format string, args ...any) {
+	p := Problem{File: src.file, Field: display, Reason: fmt.Sprintf(format, args...)}
+	if field != "" {
+		p.Field += "." + field
+	}
+	n := c.idx.lookup(src.file, joinPath(src.path, field))
+	if n == nil {
+		n = c.idx.lookup(src.file, src.path)
+	}
+	if n != nil {
+		p.Line, p.Column = n.Line, n.Column
+	}
+	c.probs = append(c.probs, p)
+}
+
+func display(section string, i int, name string) string {
+	if name != "" {
+		return section + "[" + name + "]"
+	}
+	return section + "[" + strconv.Itoa(i) + "]"
+}
+
+func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, error) {
+	c := &compiler{idx: idx, gwFile: gwFile}
+	p := &Policy{
+		Version:   version(files),
+		providers: map[string]*Provider{},
+		models:    map[string]*Model{},
+		keys:      map[[32]byte]*Key{},
+	}
+	c.gateway(s.Gateway, &p.Gateway)
+	for i := range s.Providers {
+		if pr := c.provider(&s.Providers[i], i, p.providers); pr != nil {
+			p.Providers = append(p.Providers, pr)
+			p.providers[pr.Name] = pr
+		}
+	}
+	for i := range s.Models {
+		if m := c.model(&s.Models[i], i, p); m != nil {
+			p.Models = append(p.Models, m)
+			p.models[m.Name] = m
+		}
+	}
+	paths := map[string]bool{}
+	names := map[string]bool{}
+	for i := range s.Routes {
+		if r := c.route(&s.Routes[i], i, paths, names); r != nil {
+			p.Routes = append(p.Routes, r)
+		}
+	}
+	tenants := map[string]bool{}
+	for i := range s.Tenants {
+		if t := c.tenant(&s.Tenants[i], i, p, tenants); t != nil {
+			p.Tenants = append(p.Tenants, t)
+		}
+	}
+	if len(c.probs) > 0 {
+		return nil, c.probs
+	}
+	return p, nil
+}
+
+func version(files []File) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
+	src := source{file: c.gwFile, path: "gateway"}
+	if g == nil {
+		g = &GatewaySpec{}
+	}
+	listen := g.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	pn, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || pn <= 0 || pn > 65535 || net.ParseIP(host) == nil {
+		c.at(src, "gateway", "listen", "must be ip:port, got %q", listen)
+	}
+	out.ListenHost, out.ListenPort = host, pn
+	if g.AdminKeySHA256 != "" {
+		h, ok := parseSHA256(g.AdminKeySHA256)
+		if !ok {
+			c.at(src, "gateway", "admin_key_sha256", "must be 64 hex digits (the SHA-256 of the admin key)")
+		}
+		out.AdminKeyHash, out.HasAdminKey = h, ok
+	}
+	out.MaxRequestBytes = int64(g.MaxRequestBytes)
+	if out.MaxRequestBytes == 0 {
+		out.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if out.MaxRequestBytes < 1<<10 || out.MaxRequestBytes > 64<<20 {
+		c.at(src, "gateway", "max_request_bytes", "must be between 1KiB and 64MiB")
+	}
+	if l := g.LocalRateLimit; l != nil {
+		if l.RequestsPerSecond <= 0 {
+			c.at(src, "gateway", "local_rate_limit.requests_per_second", "must be > 0")
+		}
+		if l.Burst < l.RequestsPerSecond {
+			c.at(src, "gateway", "local_rate_limit.burst", "must be >= requests_per_second")
+		}
+		out.LocalRateLimit = LocalRateLimit(*l)
+	}
+}
+
+func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *Provider {
+	d := display("providers", i, s.Name)
+	ok := true
+	switch {
+	case s.Name == "":
+		c.at(s.src, d, "name", "is required")
+		ok = false
+	case !nameRE.MatchString(s.Name):
+		c.at(s.src, d, "name", "must be letters, digits, '.', '_' or '-' (at most 64)")
+		ok = false
+	case seen[s.Name] != nil:
+		c.at(s.src, d, "name", "duplicate provider name")
+		ok = false
+	}
+	kind, known := kinds[s.Kind]
+	if !known {
+		c.at(s.src, d, "kind", "must be one of openai, azure_openai, openai_compatible, anthropic, gemini; got %q", s.Kind)
+		ok = false
+	}
+	p := &Provider{Name: s.Name, Kind: kind, APIVersion: s.APIVersion, Cluster: "provider_" + s.Name}
+	u, err := url.Parse(s.BaseURL)
+	switch {
+	case s.BaseURL == "":
+		c.at(s.src, d, "base_url", "is required")
+		ok = false
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.RawQuery != "" || u.User != nil:
+		c.at(s.src, d, "base_url", "must be an http(s) URL without query or credentials, got %q", s.BaseURL)
+		ok = false
+	default:
+		p.Scheme, p.Host, p.TLS = u.Scheme, u.Hostname(), u.Scheme == "https"
+		p.BasePath = strings.TrimSuffix(u.Path, "/")
+		p.Port = 80
+		if p.TLS {
+			p.Port = 443
+		}
+		if u.Port() != "" {
+			p.Port, _ = strconv.Atoi(u.Port())
+		}
+	}
+	if kind == KindAzureOpenAI && s.APIVersion == "" {
+		c.at(s.src, d, "api_version", "is required for azure_openai")
+		ok = false
+	}
+	if kind != KindAzureOpenAI && s.APIVersion != "" {
+		c.at(s.src, d, "api_version", "only applies to azure_openai")
+		ok = false
+	}
+	if s.APIKey != nil && len(s.APIKeys) > 0 {
+		c.at(s.src, d, "api_keys", "set api_key or api_keys, not both")
+		ok = false
+	}
+	refs := s.APIKeys
+	field := "api_keys"
+	if s.APIKey != nil {
+		refs, field = []SecretRef{*s.APIKey}, "api_key"
+	}
+	for j, r := range refs {
+		if (r.Env == "") == (r.File == "") {
+			f := field
+			if field == "api_keys" {
+				f += "[" + strconv.Itoa(j) + "]"
+			}
+			c.at(s.src, d, f, "must set exactly one of env or file")
+			ok = false
+		}
+	}
+	p.Keys = refs
+	p.ConnectTimeout = time.Duration(s.ConnectTimeout)
+	if p.ConnectTimeout == 0 {
+		p.ConnectTimeout = DefaultConnectTimeout
+	}
+	if !ok {
+		return nil
+	}
+	return p
+}
+
+func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
+	d := display("models", i, s.Name)
+	ok := true
+	switch {
+	case s.Name == "":
+		c.at(s.src, d, "name", "is required")
+		ok = false
+	case !nameRE.MatchString(s.Name):
+		c.at(s.src, d, "name", "must be letters, digits, '.', '_' or '-' (at most 64)")
+		ok = false
+	case p.models[s.Name] != nil:
+		c.at(s.src, d, "name", "duplicate model name")
+		ok = false
+	}
+	m := &Model{Name: s.Name, Upstream: s.Upstream, ContextWindow: s.ContextWindow, MaxOutputTokens: s.MaxOutputTokens, DefaultMaxTokens: s.DefaultMaxTokens}
+	if m.Upstream == "" {
+		m.Upstream = s.Name
+	}
+	m.Provider = p.providers[s.Provider]
+	if m.Provider == nil {
+		c.at(s.src, d, "provider", "names no provider (got %q)", s.Provider)
+		ok = false
+	}
+	for j, name := range s.Capabilities {
+		cp, known := capabilities[name]
+		if !known {
+			c.at(s.src, d, "capabilities["+strconv.Itoa(j)+"]", "unknown capability %q (known: chat, tools, vision, json, stream, embeddings)", name)
+			ok = false
+		}
+		m.Caps |= cp
+	}
+	if m.Caps == 0 {
+		m.Caps = CapChat | CapStream
+	}
+	if m.ContextWindow <= 0 {
+		c.at(s.src, d, "context_window", "must be > 0")
+		ok = false
+	}
+	if !m.Caps.Has(CapEmbeddings) || m.Caps.Has(CapChat) {
+		if m.MaxOutputTokens <= 0 {
+			c.at(s.src, d, "max_output_tokens", "must be > 0")
+			ok = false
+		}
+		if m.DefaultMaxTokens == 0 {
+			m.DefaultMaxTokens = min(m.MaxOutputTokens, 4096)
+		}
+		if m.DefaultMaxTokens < 0 || m.DefaultMaxTokens > m.MaxOutputTokens {
+			c.at(s.src, d, "default_max_tokens", "must be between 1 and max_output_tokens")
+			ok = false
+		}
+	}
+	var pok bool
+	m.Price.InputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.input", s.Price.Input)
+	ok = ok && pok
+	m.Price.OutputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.output", s.Price.Output)
+	ok = ok && pok
+	m.Price.CachedInputPerMTok = m.Price.InputPerMTok
+	if s.Price.CachedInput != nil {
+		m.Price.CachedInputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.cached_input", *s.Price.CachedInput)
+		ok = ok && pok
+	}
+	if !ok {
+		return nil
+	}
+	return m
+}
+
+// price converts USD per million tokens to integer micro-USD per million.
+func (c *compiler) price(src source, d, field string, usd float64) (int64, bool) {
+	if math.IsNaN(usd) || usd < 0 || usd > maxPriceUSDPerMTok {
+		c.at(src, d, field, "must be between 0 and %d USD per million tokens", maxPriceUSDPerMTok)
+		return 0, false
+	}
+	return int64(math.Round(usd * 1e6)), true
+}
+
+func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool) *Route {
+	d := display("routes", i, s.Name)
+	ok := true
+	switch {
+	case s.Name == "" || !nameRE.MatchString(s.Name):
+		c.at(s.src, d, "name", "is required: letters, digits, '.', '_' or '-'")
+		ok = false
+	case names[s.Name]:
+		c.at(s.src, d, "name", "duplicate route name")
+		ok = false
+	}
+	names[s.Name] = true
+	if !strings.HasPrefix(s.Path, "/") || strings.ContainsAny(s.Path, "?# ") {
+		c.at(s.src, d, "path", "must be an absolute path without query, got %q", s.Path)
+		ok = false
+	} else if paths[s.Path] {
+		c.at(s.src, d, "path", "another route already serves %q", s.Path)
+		ok = false
+	}
+	paths[s.Path] = true
+	api, known := apis[s.API]
+	if !known {
+		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models; got %q", s.API)
+		ok = false
+	}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout)}
+	if r.Attempts == 0 {
+		r.Attempts = DefaultAttempts
+	}
+	if r.Attempts < 1 || r.Attempts > 10 {
+		c.at(s.src, d, "attempts", "must be between 1 and 10")
+		ok = false
+	}
+	if r.PerTryIdleTimeout == 0 {
+		r.PerTryIdleTimeout = DefaultPerTryIdleTimeout
+	}
+	seen := map[string]bool{}
+	for j, f := range s.Filters {
+		field := "filters[" + strconv.Itoa(j) + "]"
+		where := fmt.Sprintf("%s:%d:%d: %s.%s", s.src.file, f.line, f.col, d, field)
+		if f.Name == "" {
+			c.at(s.src, d, field, "filter name is required")
+			ok = false
+			continue
+		}
+		if seen[f.Name] {
+			c.at(s.src, d, field, "filter %q listed twice", f.Name)
+			ok = false
+		}
+		seen[f.Name] = true
+		r.Filters = append(r.Filters, FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args, Where: where})
+	}
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool) *Tenant {
+	d := display("tenants", i, s.Name)
+	ok := true
+	switch {
+	case s.Name == "" || !nameRE.MatchString(s.Name):
+		c.at(s.src, d, "name", "is required: letters, digits, '.', '_' or '-'")
+		ok = false
+	case seen[s.Name]:
+		c.at(s.src, d, "name", "duplicate tenant name")
+		ok = false
+	}
+	seen[s.Name] = true
+	t := &Tenant{Name: s.Name, Tier: s.Tier}
+	t.Models, ok = c.modelSet(s.src, d, "models", s.Models, p, ok)
+	keyNames := map[string]bool{}
+	for j, k := range s.Keys {
+		field := "keys[" + strconv.Itoa(j) + "]"
+		key := &Key{Name: k.Name, App: k.App, Tenant: t}
+		if k.Name == "" || keyNames[k.Name] {
+			c.at(s.src, d, field+".name", "is required and unique within the tenant")
+			ok = false
+		}
+		keyNames[k.Name] = true
+		h, hok := parseSHA256(k.SHA256)
+		if !hok {
+			c.at(s.src, d, field+".sha256", "must be 64 hex digits (the SHA-256 of the key, never the key)")
+			ok = false
+		} else if other := p.keys[h]; other != nil {
+			c.at(s.src, d, field+".sha256", "the same key is already %s/%s", other.Tenant.Name, other.Name)
+			ok = false
+		}
+		key.Hash = h
+		key.Models, ok = c.modelSet(s.src, d, field+".models", k.Models, p, ok)
+		if hok {
+			p.keys[h] = key
+		}
+		t.Keys = append(t.Keys, key)
+	}
+	if !ok {
+		return nil
+	}
+	return t
+}
+
+func (c *compiler) modelSet(src source, d, field string, names []string, p *Policy, ok bool) (map[string]bool, bool) {
+	if names == nil {
+		return nil, ok
+	}
+	set := make(map[string]bool, len(names))
+	for j, n := range names {
+		if p.models[n] == nil {
+			c.at(src, d, field+"["+strconv.Itoa(j)+"]", "names no model (got %q)", n)
+			ok = false
+		}
+		set[n] = true
+	}
+	return set, ok
+}
+
+func parseSHA256(s string) ([32]byte, bool) {
+	var h [32]byte
+	b, err := hex.DecodeString(strings.ToLower(s))
+	if err != nil || len(b) != 32 {
+		return h, false
+	}
+	copy(h[:], b)
+	return h, true
+}

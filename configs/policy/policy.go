@@ -1,0 +1,205 @@
+package policy
+
+import (
+	"net"
+	"strconv"
+	"time"
+)
+
+// Kind is a provider's wire protocol.
+type Kind string
+
+// The provider kinds Switchyard can translate to.
+const (
+	KindOpenAI           Kind = "openai"
+	KindAzureOpenAI      Kind = "azure_openai"
+	KindOpenAICompatible Kind = "openai_compatible"
+	KindAnthropic        Kind = "anthropic"
+	KindGemini           Kind = "gemini"
+)
+
+var kinds = map[string]Kind{
+	"openai": KindOpenAI, "azure_openai": KindAzureOpenAI, "openai_compatible": KindOpenAICompatible,
+	"anthropic": KindAnthropic, "gemini": KindGemini,
+}
+
+// API is what a route serves.
+type API string
+
+// The client-facing APIs.
+const (
+	APIChatCompletions API = "chat_completions"
+	APIEmbeddings      API = "embeddings"
+	APIModels          API = "models"
+)
+
+var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels}
+
+// Capability is a bit set of what a model can do.
+type Capability uint16
+
+// Model capabilities, as named in YAML.
+const (
+	CapChat Capability = 1 << iota
+	CapTools
+	CapVision
+	CapJSON
+	CapStream
+	CapEmbeddings
+)
+
+var capabilities = map[string]Capability{
+	"chat": CapChat, "tools": CapTools, "vision": CapVision, "json": CapJSON, "stream": CapStream, "embeddings": CapEmbeddings,
+}
+
+// Has reports whether c includes every capability of want.
+func (c Capability) Has(want Capability) bool { return c&want == want }
+
+// Policy is a validated, compiled policy. It is immutable: readers share it
+// without locks and a reload swaps in a new one.
+type Policy struct {
+	// Version identifies the content (a hash of every file), so both the
+	// control plane and ext_proc can say which policy they serve.
+	Version   string
+	Gateway   Gateway
+	Providers []*Provider
+	Models    []*Model
+	Routes    []*Route
+	Tenants   []*Tenant
+
+	providers map[string]*Provider
+	models    map[string]*Model
+	keys      map[[32]byte]*Key
+}
+
+// Gateway is the compiled gateway section.
+type Gateway struct {
+	ListenHost      string
+	ListenPort      int
+	AdminKeyHash    [32]byte
+	HasAdminKey     bool
+	MaxRequestBytes int64
+	LocalRateLimit  LocalRateLimit
+}
+
+// LocalRateLimit is Envoy's listener token bucket; zero means off.
+type LocalRateLimit struct {
+	RequestsPerSecond int
+	Burst             int
+}
+
+// Provider is a compiled provider.
+type Provider struct {
+	Name string
+	Kind Kind
+	// Scheme, Host, Port and BasePath come from base_url.
+	Scheme   string
+	Host     string
+	Port     int
+	BasePath string
+	TLS      bool
+	// Keys lists where the provider's keys come from; ext_proc resolves them.
+	Keys           []SecretRef
+	APIVersion     string
+	ConnectTimeout time.Duration
+	// Cluster is the Envoy cluster that reaches this provider.
+	Cluster string
+}
+
+// Price is micro-USD per million tokens, so prices stay integers.
+type Price struct {
+	InputPerMTok       int64
+	OutputPerMTok      int64
+	CachedInputPerMTok int64
+}
+
+// Model is a compiled model.
+type Model struct {
+	Name             string
+	Upstream         string
+	Provider         *Provider
+	ContextWindow    int
+	MaxOutputTokens  int
+	DefaultMaxTokens int
+	Caps             Capability
+	Price            Price
+}
+
+// Route is a compiled route.
+type Route struct {
+	Name              string
+	Path              string
+	API               API
+	Filters           []FilterRef
+	Attempts          int
+	PerTryIdleTimeout time.Duration
+}
+
+// FilterRef is a filter named by a route, with its arguments still raw: the
+// filter registry decodes them (policy does not know the filters).
+type FilterRef struct {
+	Name      string
+	Shorthand []string
+	Args      map[string]any
+	// Where locates the entry for error messages: file:line:col: field.
+	Where string
+}
+
+// Tenant is a compiled tenant.
+type Tenant struct {
+	Name   string
+	Tier   string
+	Models map[string]bool // nil means every model
+	Keys   []*Key
+}
+
+// Key is a virtual key known by its SHA-256 hash.
+type Key struct {
+	Name   string
+	App    string
+	Tenant *Tenant
+	Models map[string]bool // nil means the tenant's models
+	Hash   [32]byte
+}
+
+// Provider returns the provider called name.
+func (p *Policy) Provider(name string) *Provider { return p.providers[name] }
+
+// Model returns the model clients call name.
+func (p *Policy) Model(name string) *Model { return p.models[name] }
+
+// KeyByHash returns the virtual key whose SHA-256 is h.
+func (p *Policy) KeyByHash(h [32]byte) *Key { return p.keys[h] }
+
+// Route returns the route serving path, or nil. A models route also
+// serves its sub-paths (GET /v1/models/{model}).
+func (p *Policy) Route(path string) *Route {
+	for _, r := range p.Routes {
+		if r.Path == path {
+			return r
+		}
+	}
+	for _, r := range p.Routes {
+		if r.API == APIModels && len(path) > len(r.Path)+1 && path[:len(r.Path)+1] == r.Path+"/" {
+			return r
+		}
+	}
+	return nil
+}
+
+// Allows reports whether the key may use model m.
+func (k *Key) Allows(m string) bool {
+	if k.Models != nil {
+		return k.Models[m]
+	}
+	return k.Tenant.Models == nil || k.Tenant.Models[m]
+}
+
+// Authority is the provider's host, with the port when it is not the
+// scheme's default: the Host header a provider expects.
+func (p *Provider) Authority() string {
+	if (p.TLS && p.Port == 443) || (!p.TLS && p.Port == 80) {
+		return p.Host
+	}
+	return net.JoinHostPort(p.Host, strconv.Itoa(p.Port))
+}

@@ -1,0 +1,120 @@
+package policy
+
+// Spec is the policy as written in YAML, before validation. Field docs are
+// the reference for operators; configs/README.md shows them in use.
+type Spec struct {
+	Gateway   *GatewaySpec   `yaml:"gateway"`
+	Providers []ProviderSpec `yaml:"providers"`
+	Models    []ModelSpec    `yaml:"models"`
+	Routes    []RouteSpec    `yaml:"routes"`
+	Tenants   []TenantSpec   `yaml:"tenants"`
+}
+
+// GatewaySpec holds process-wide settings.
+type GatewaySpec struct {
+	// Listen is the address Envoy serves clients on, host:port.
+	Listen string `yaml:"listen"`
+	// AdminKeySHA256 is the hex SHA-256 of the admin API key.
+	AdminKeySHA256 string `yaml:"admin_key_sha256"`
+	// MaxRequestBytes bounds request bodies ("10MiB"); larger ones get 413.
+	MaxRequestBytes ByteSize `yaml:"max_request_bytes"`
+	// LocalRateLimit is Envoy's token bucket on the listener: cheap overload
+	// protection in front of everything else.
+	LocalRateLimit *LocalRateLimitSpec `yaml:"local_rate_limit"`
+}
+
+// LocalRateLimitSpec is a token bucket refilled every second.
+type LocalRateLimitSpec struct {
+	RequestsPerSecond int `yaml:"requests_per_second"`
+	Burst             int `yaml:"burst"`
+}
+
+// ProviderSpec is one upstream LLM API.
+type ProviderSpec struct {
+	src  source
+	Name string `yaml:"name"`
+	// Kind selects the wire protocol: openai, azure_openai, openai_compatible,
+	// anthropic or gemini.
+	Kind    string `yaml:"kind"`
+	BaseURL string `yaml:"base_url"`
+	// APIKey names where the key is read from; the key itself never appears
+	// in the policy. APIKeys lists several keys used as a pool.
+	APIKey  *SecretRef  `yaml:"api_key"`
+	APIKeys []SecretRef `yaml:"api_keys"`
+	// APIVersion is Azure OpenAI's api-version query parameter.
+	APIVersion     string   `yaml:"api_version"`
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+}
+
+// SecretRef says where a secret is read from: an environment variable or a
+// file. Exactly one is set.
+type SecretRef struct {
+	Env  string `yaml:"env"`
+	File string `yaml:"file"`
+}
+
+// ModelSpec is one model clients may name.
+type ModelSpec struct {
+	src source
+	// Name is what clients send as "model".
+	Name     string `yaml:"name"`
+	Provider string `yaml:"provider"`
+	// Upstream is the provider's own model (or Azure deployment) name;
+	// defaults to Name.
+	Upstream         string    `yaml:"upstream"`
+	ContextWindow    int       `yaml:"context_window"`
+	MaxOutputTokens  int       `yaml:"max_output_tokens"`
+	DefaultMaxTokens int       `yaml:"default_max_tokens"`
+	Capabilities     []string  `yaml:"capabilities"`
+	Price            PriceSpec `yaml:"price_usd_per_mtok"`
+}
+
+// PriceSpec is USD per million tokens.
+type PriceSpec struct {
+	Input       float64  `yaml:"input"`
+	Output      float64  `yaml:"output"`
+	CachedInput *float64 `yaml:"cached_input"`
+}
+
+// RouteSpec binds a client-facing path to an API and a filter list.
+type RouteSpec struct {
+	src  source
+	Name string `yaml:"name"`
+	Path string `yaml:"path"`
+	// API is what the path serves: chat_completions, embeddings or models.
+	API string `yaml:"api"`
+	// Filters chooses which filters run and their arguments; the order is
+	// fixed by the filter registry, never by this list.
+	Filters []FilterSpec `yaml:"filters"`
+	// Attempts bounds how many providers one request may try (default 3).
+	Attempts int `yaml:"attempts"`
+	// PerTryIdleTimeout fails an attempt over when its provider sends nothing
+	// for this long before the first byte (default 60s).
+	PerTryIdleTimeout Duration `yaml:"per_try_idle_timeout"`
+}
+
+// FilterSpec is one filter of a route, written either as a shorthand string
+// ("router=cheapest") or as {name, args}.
+type FilterSpec struct {
+	Name      string
+	Shorthand []string
+	Args      map[string]any
+	line, col int
+}
+
+// TenantSpec is a customer of the gateway.
+type TenantSpec struct {
+	src    source
+	Name   string    `yaml:"name"`
+	Tier   string    `yaml:"tier"`
+	Models []string  `yaml:"models"`
+	Keys   []KeySpec `yaml:"keys"`
+}
+
+// KeySpec is a virtual key, stored only as its SHA-256.
+type KeySpec struct {
+	Name   string   `yaml:"name"`
+	App    string   `yaml:"app"`
+	SHA256 string   `yaml:"sha256"`
+	Models []string `yaml:"models"`
+}

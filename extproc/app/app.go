@@ -1,0 +1,171 @@
+// Package app wires the ext_proc process: flags, policy loading and
+// watching, filter chains, the gRPC server Envoy calls, and the metrics
+// endpoint.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/extproc/server"
+	"github.com/switchyard/switchyard/filters"
+	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
+)
+
+// maxMessageBytes bounds one ext_proc message: a buffered body plus
+// headers. Bodies are limited by policy to 64MiB at most.
+const maxMessageBytes = 80 << 20
+
+type config struct {
+	configDir string
+	listen    string
+	metrics   string
+	logLevel  string
+	poll      time.Duration
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("extproc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.configDir, "config", "configs/local", "policy directory")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:18001", "gRPC address Envoy calls: host:port or unix:/path")
+	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18002", "address of /metrics and /healthz (empty: off)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
+	return c, fs.Parse(args)
+}
+
+// Run serves ext_proc until ctx ends.
+func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level(c.logLevel)})).With(slog.String("process", "extproc"))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
+	}, []string{"process", "result"})
+	reg.MustRegister(reloads)
+
+	build := func(p *policy.Policy) (*server.Runtime, error) {
+		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}})
+		if err != nil {
+			return nil, err
+		}
+		return &server.Runtime{Policy: p, Chains: chains}, nil
+	}
+	p, err := policy.Load(c.configDir)
+	if err != nil {
+		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		return err
+	}
+	rt, err := build(p)
+	if err != nil {
+		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		return err
+	}
+	var current atomic.Pointer[server.Runtime]
+	current.Store(rt)
+	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := server.New(current.Load, log)
+	g := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMessageBytes),
+		grpc.MaxSendMsgSize(maxMessageBytes),
+		grpc.MaxConcurrentStreams(100000),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	)
+	extprocv3.RegisterExternalProcessorServer(g, srv)
+	lis, err := listen(c.listen)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 3)
+	go func() { errc <- g.Serve(lis) }()
+	log.Info("ext_proc listening", slog.String("addr", c.listen))
+
+	var hs *http.Server
+	if c.metrics != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, current.Load().Policy.Version)
+		})
+		hs = &http.Server{Addr: c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	go func() {
+		errc <- policy.Watch(ctx, c.configDir, p.Version, c.poll, func(np *policy.Policy) error {
+			nrt, err := build(np)
+			if err != nil {
+				return err
+			}
+			current.Store(nrt)
+			reloads.WithLabelValues("extproc", "applied").Inc()
+			log.Info("policy applied", slog.String("version", np.Version))
+			return nil
+		}, func(err error) {
+			reloads.WithLabelValues("extproc", "refused").Inc()
+			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
+		})
+	}()
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	// Let in-flight streams finish (Envoy drains first), but not forever.
+	stopped := make(chan struct{})
+	go func() { g.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		g.Stop()
+	}
+	if hs != nil {
+		_ = hs.Close()
+	}
+	return err
+}
+
+func listen(addr string) (net.Listener, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		_ = os.Remove(path)
+		return net.Listen("unix", path)
+	}
+	return net.Listen("tcp", addr)
+}
+
+func level(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

@@ -1,0 +1,17 @@
+// Package server is Switchyard's Envoy external-processing gRPC service:
+// the only code that touches ext_proc protobufs.
+//
+// Two kinds of stream arrive. The router-level filter opens one per client
+// request: request headers and body run the request side of the route's
+// filter chain, which ends by naming the providers to try (as priority-group
+// dynamic metadata) and clearing the route cache; response headers and body
+// run the response side. The per-attempt (upstream) filter opens one more
+// stream for every attempt Envoy makes, marked by the gRPC metadata
+// "x-switchyard-phase: upstream"; it finds the request's [filters.Exchange]
+// by request ID and returns the request translated for that attempt's
+// provider. Both streams of a request therefore must reach the same
+// process, which is why ext_proc runs beside its Envoy.
+//
+// The server fails closed: a request that cannot be translated or whose
+// exchange is unknown is answered with an error, never forwarded as is.
+package server

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"slices"
+	"strconv"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+)
+
+// clientCredentialHeaders never reach a provider.
+var clientCredentialHeaders = []string{"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"}
+
+func toHeaders(m *corev3.HeaderMap) filters.Headers {
+	hs := make(filters.Headers, 0, len(m.GetHeaders()))
+	for _, h := range m.GetHeaders() {
+		v := h.GetValue()
+		if v == "" && len(h.GetRawValue()) > 0 {
+			v = string(h.GetRawValue())
+		}
+		hs = append(hs, filters.Header{Key: h.GetKey(), Value: v})
+	}
+	return hs
+}
+
+func setHeader(k, v string) *corev3.HeaderValueOption {
+	return &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: k, RawValue: []byte(v)},
+		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	}
+}
+
+// mutation builds a header mutation from lists of sets and removals. A
+// header both set and removed is only set, so the outcome does not depend
+// on the order in which Envoy applies the two lists.
+func mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
+	if len(set) == 0 && len(remove) == 0 {
+		return nil
+	}
+	m := &extprocv3.HeaderMutation{}
+	for _, k := range remove {
+		if !slices.ContainsFunc(set, func(h filters.Header) bool { return h.Key == k }) {
+			m.RemoveHeaders = append(m.RemoveHeaders, k)
+		}
+	}
+	for _, h := range set {
+		m.SetHeaders = append(m.SetHeaders, setHeader(h.Key, h.Value))
+	}
+	return m
+}
+
+// errorResponse answers the client with an OpenAI error envelope.
+func errorResponse(requestID string, e *openai.Error) *extprocv3.ProcessingResponse {
+	set := []filters.Header{{Key: "content-type", Value: "application/json"}, {Key: "x-request-id", Value: requestID}}
+	for k, v := range e.Headers {
+		set = append(set, filters.Header{Key: k, Value: v})
+	}
+	return immediate(e.Status, set, e.Body(), e.Code)
+}
+
+// replyResponse answers with a reply made by a filter.
+func replyResponse(requestID string, r *filters.Reply) *extprocv3.ProcessingResponse {
+	set := append([]filters.Header{{Key: "content-type", Value: "application/json"}, {Key: "x-request-id", Value: requestID}}, r.Header...)
+	return immediate(r.Status, set, r.Body, "switchyard_reply")
+}
+
+func immediate(status int, set []filters.Header, body []byte, details string) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{ImmediateResponse: &extprocv3.ImmediateResponse{
+		Status:  &typev3.HttpStatus{Code: typev3.StatusCode(status)},
+		Headers: mutation(set, nil),
+		Body:    body,
+		Details: details,
+	}}}
+}
+
+// planMetadata names the providers to try, in order, for Envoy's
+// priority-group cluster specifier: group i is the provider of attempt i.
+func planMetadata(plan []filters.Target) *structpb.Struct {
+	groups := make([]any, len(plan))
+	for i, t := range plan {
+		groups[i] = map[string]any{"name": t.Provider().Name}
+	}
+	st, _ := structpb.NewStruct(map[string]any{
+		RouteMetadataNamespace: map[string]any{"priority_groups": groups},
+	})
+	return st
+}
+
+func headersResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{Response: c}}}
+}
+
+func bodyResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestBody{RequestBody: &extprocv3.BodyResponse{Response: c}}}
+}
+
+func respHeadersResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{Response: c}}}
+}
+
+func respBodyResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseBody{ResponseBody: &extprocv3.BodyResponse{Response: c}}}
+}
+
+func bodyMutation(b []byte) *extprocv3.BodyMutation {
+	if b == nil {
+		b = []byte{}
+	}
+	return &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: b}}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

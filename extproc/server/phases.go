@@ -1,0 +1,229 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+)
+
+func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (*live, *extprocv3.ProcessingResponse) {
+	hdrs := toHeaders(h.GetHeaders())
+	id := hdrs.Get("x-request-id")
+	if id == "" {
+		id = newID()
+	}
+	rt := s.runtime()
+	path, query, _ := strings.Cut(hdrs.Get(":path"), "?")
+	route := rt.Policy.Route(path)
+	if route == nil {
+		return nil, errorResponse(id, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "unknown URL: %s %s", hdrs.Get(":method"), path))
+	}
+	x := &filters.Exchange{
+		ID: id, Started: s.now(), Policy: rt.Policy, Route: route,
+		Method: hdrs.Get(":method"), Path: path, Query: query, Header: hdrs,
+	}
+	lv := &live{x: x, chain: rt.Chains[route.Name]}
+	s.exchanges.Store(id, lv)
+
+	if err := lv.chain.RequestHeaders(ctx, x); err != nil {
+		return lv, s.reject(ctx, lv, err)
+	}
+	if r := x.TakeReply(); r != nil {
+		x.Response.Status = r.Status
+		return lv, replyResponse(id, r)
+	}
+	if h.GetEndOfStream() {
+		// No body will follow: run the body side now, on an empty body.
+		c, errResp := s.runBody(ctx, lv, nil)
+		if errResp != nil {
+			return lv, errResp
+		}
+		return lv, headersResponse(c)
+	}
+	set, remove := x.TakeRequestMutations()
+	return lv, headersResponse(&extprocv3.CommonResponse{HeaderMutation: mutation(set, remove)})
+}
+
+func (s *Server) requestBody(ctx context.Context, lv *live, body []byte) *extprocv3.ProcessingResponse {
+	c, errResp := s.runBody(ctx, lv, body)
+	if errResp != nil {
+		return errResp
+	}
+	resp := bodyResponse(c)
+	if len(lv.x.Plan) > 0 {
+		resp.DynamicMetadata = planMetadata(lv.x.Plan)
+	}
+	return resp
+}
+
+// runBody runs the body side of the chain and says where to send the
+// request: the providers in order, the number of retries, and a cleared
+// route cache so Envoy re-reads them.
+func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3.CommonResponse, *extprocv3.ProcessingResponse) {
+	x := lv.x
+	x.Body = body
+	if err := lv.chain.RequestBody(ctx, x); err != nil {
+		return nil, s.reject(ctx, lv, err)
+	}
+	if r := x.TakeReply(); r != nil {
+		x.Response.Status = r.Status
+		return nil, replyResponse(x.ID, r)
+	}
+	if len(x.Plan) == 0 {
+		return nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
+	}
+	set, remove := x.TakeRequestMutations()
+	retries := min(len(x.Plan), x.Route.Attempts) - 1
+	set = append(set, filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)})
+	remove = append(remove, clientCredentialHeaders...)
+	return &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), ClearRouteCache: true}, nil
+}
+
+func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
+	x := lv.x
+	hdrs := toHeaders(h.GetHeaders())
+	x.Response.Status, _ = strconv.Atoi(hdrs.Get(":status"))
+	x.Response.Header = hdrs
+	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {
+		return s.reject(ctx, lv, err)
+	}
+	set, remove := x.TakeResponseMutations()
+	set = append(set, filters.Header{Key: "x-request-id", Value: x.ID})
+	c := &extprocv3.CommonResponse{}
+	resp := respHeadersResponse(c)
+	if h.GetEndOfStream() {
+		// A response without a body still gets a translated one.
+		ch := &filters.Chunk{EOS: true}
+		if err := lv.chain.ResponseChunk(ctx, x, ch); err != nil {
+			return s.reject(ctx, lv, err)
+		}
+		lv.complete = true
+		if len(ch.Data) > 0 {
+			c.Status = extprocv3.CommonResponse_CONTINUE_AND_REPLACE
+			c.BodyMutation = bodyMutation(ch.Data)
+			set = append(set, filters.Header{Key: ":status", Value: strconv.Itoa(x.Response.Status)},
+				filters.Header{Key: "content-length", Value: strconv.Itoa(len(ch.Data))})
+		}
+	} else if x.Response.Streaming {
+		lv.streaming = true
+		remove = append(remove, "content-length")
+		resp.ModeOverride = &httpextprocv3.ProcessingMode{ResponseBodyMode: httpextprocv3.ProcessingMode_STREAMED}
+	}
+	c.HeaderMutation = mutation(set, remove)
+	return resp
+}
+
+func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBody) *extprocv3.ProcessingResponse {
+	x := lv.x
+	before := x.Response.Status
+	ch := &filters.Chunk{Data: b.GetBody(), EOS: b.GetEndOfStream()}
+	if err := lv.chain.ResponseChunk(ctx, x, ch); err != nil {
+		if !lv.streaming {
+			return s.reject(ctx, lv, err)
+		}
+		// Headers are gone: the only way to report is an error event.
+		e := filters.AsError(err, x.ID)
+		lv.cause = e
+		ch.Data = append(ch.Data, e.StreamEvent()...)
+	}
+	if ch.EOS {
+		lv.complete = true
+	}
+	c := &extprocv3.CommonResponse{BodyMutation: bodyMutation(ch.Data)}
+	if !lv.streaming {
+		set := []filters.Header{{Key: "content-length", Value: strconv.Itoa(len(ch.Data))}}
+		if x.Response.Status != before {
+			set = append(set, filters.Header{Key: ":status", Value: strconv.Itoa(x.Response.Status)})
+		}
+		c.HeaderMutation = mutation(set, nil)
+	}
+	return respBodyResponse(c)
+}
+
+// reject ends the exchange with the OpenAI envelope of err and logs it
+// once, here at the edge.
+func (s *Server) reject(ctx context.Context, lv *live, err error) *extprocv3.ProcessingResponse {
+	e := filters.AsError(err, lv.x.ID)
+	lv.cause = e
+	lv.x.Response.Status = e.Status
+	level := slog.LevelInfo
+	if e.Status >= 500 {
+		level = slog.LevelError
+	}
+	s.log.LogAttrs(ctx, level, "request refused", slog.String("request_id", lv.x.ID), slog.Int("status", e.Status),
+		slog.String("code", e.Code), slog.String("reason", errText(err, e)))
+	return errorResponse(lv.x.ID, e)
+}
+
+// errText is the log text of a refusal: the envelope's message, or for an
+// internal failure the underlying error.
+func errText(err error, e *openai.Error) string {
+	if e.Code == "internal_error" {
+		return err.Error()
+	}
+	return e.Message
+}
+
+// attempt translates the request for one upstream attempt.
+func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
+	hdrs := toHeaders(h.GetHeaders())
+	id := hdrs.Get("x-request-id")
+	v, ok := s.exchanges.Load(id)
+	if !ok {
+		s.log.LogAttrs(ctx, slog.LevelError, "attempt for an unknown request; refusing to forward it", slog.String("request_id", id))
+		return errorResponse(id, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "gateway_state_lost",
+			"the gateway lost track of this request; retry it"))
+	}
+	lv := v.(*live)
+	x := lv.x
+	a, ok := x.NewAttempt(s.now())
+	if !ok {
+		return errorResponse(id, filters.AsError(nil, id))
+	}
+	if err := lv.chain.Attempt(ctx, x, a); err != nil {
+		e := filters.AsError(err, id)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
+			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
+		return errorResponse(id, e)
+	}
+	if a.Upstream.Path == "" {
+		s.log.LogAttrs(ctx, slog.LevelError, "no filter translated the request; refusing to forward it", slog.String("request_id", id))
+		return errorResponse(id, filters.AsError(errUntranslated, id))
+	}
+	p := a.Target.Provider()
+	set := append([]filters.Header{
+		{Key: ":path", Value: a.Upstream.Path},
+		{Key: ":authority", Value: p.Authority()},
+		{Key: "accept-encoding", Value: "identity"},
+		{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))},
+	}, a.Upstream.Header...)
+	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{
+		Response: &extprocv3.CommonResponse{
+			Status:         extprocv3.CommonResponse_CONTINUE_AND_REPLACE,
+			HeaderMutation: mutation(set, append([]string{"x-envoy-max-retries"}, clientCredentialHeaders...)),
+			BodyMutation:   bodyMutation(a.Upstream.Body),
+		},
+	}}}
+}
+
+type untranslated struct{}
+
+func (untranslated) Error() string { return "no filter translated the request for its provider" }
+
+var errUntranslated error = untranslated{}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

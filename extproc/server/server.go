@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+)
+
+// PhaseHeader is the gRPC metadata key Envoy's per-attempt ext_proc filter
+// sends (as initial_metadata) so the server can tell its streams apart.
+const PhaseHeader = "x-switchyard-phase"
+
+// RouteMetadataNamespace is the dynamic-metadata namespace that carries the
+// per-request provider order to Envoy's priority-group cluster specifier.
+const RouteMetadataNamespace = "switchyard.route"
+
+// ErrClientGone is the Done cause when the stream ends before the response
+// completed (the client disconnected or Envoy reset the request).
+var ErrClientGone = errors.New("the request ended before its response completed")
+
+// Runtime is what one policy version compiles to.
+type Runtime struct {
+	Policy *policy.Policy
+	Chains map[string]*filters.Chain
+}
+
+// Server implements the ext_proc ExternalProcessor service.
+type Server struct {
+	extprocv3.UnimplementedExternalProcessorServer
+
+	runtime   func() *Runtime
+	log       *slog.Logger
+	now       func() time.Time
+	exchanges sync.Map // request ID → *live
+}
+
+// New returns a server that reads the current runtime from rt on every new
+// request, so a reload applies to the next request and never to one in
+// flight.
+func New(rt func() *Runtime, log *slog.Logger) *Server {
+	return &Server{runtime: rt, log: log, now: time.Now}
+}
+
+// live is an exchange in flight with the chain it runs.
+type live struct {
+	x     *filters.Exchange
+	chain *filters.Chain
+	// cause is why the exchange ended early (a refusal), nil when served.
+	cause error
+	// complete is set once the response has been fully processed.
+	complete bool
+	// buffered holds the response body of a buffered (non-stream) answer.
+	streaming bool
+}
+
+// Process implements the ext_proc stream.
+func (s *Server) Process(stream extprocv3.ExternalProcessor_ProcessServer) error {
+	md, _ := metadata.FromIncomingContext(stream.Context())
+	if v := md.Get(PhaseHeader); len(v) > 0 && v[0] == "upstream" {
+		return s.processAttempt(stream)
+	}
+	return s.processRequest(stream)
+}
+
+// InFlight returns how many exchanges are open.
+func (s *Server) InFlight() int {
+	n := 0
+	s.exchanges.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer) error {
+	ctx := stream.Context()
+	var lv *live
+	defer func() {
+		if lv == nil {
+			return
+		}
+		cause := lv.cause
+		if !lv.complete && cause == nil {
+			cause = ErrClientGone
+		}
+		lv.chain.Done(context.WithoutCancel(ctx), lv.x, cause)
+		s.exchanges.Delete(lv.x.ID)
+	}()
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+				return nil
+			}
+			return err
+		}
+		var resp *extprocv3.ProcessingResponse
+		switch v := req.Request.(type) {
+		case *extprocv3.ProcessingRequest_RequestHeaders:
+			if lv != nil {
+				return status.Error(codes.FailedPrecondition, "request headers twice")
+			}
+			lv, resp = s.requestHeaders(ctx, v.RequestHeaders)
+		case *extprocv3.ProcessingRequest_RequestBody:
+			if lv == nil {
+				return status.Error(codes.FailedPrecondition, "request body before headers")
+			}
+			resp = s.requestBody(ctx, lv, v.RequestBody.GetBody())
+		case *extprocv3.ProcessingRequest_ResponseHeaders:
+			if lv == nil {
+				return status.Error(codes.FailedPrecondition, "response before request")
+			}
+			resp = s.responseHeaders(ctx, lv, v.ResponseHeaders)
+		case *extprocv3.ProcessingRequest_ResponseBody:
+			if lv == nil {
+				return status.Error(codes.FailedPrecondition, "response before request")
+			}
+			resp = s.responseBody(ctx, lv, v.ResponseBody)
+		case *extprocv3.ProcessingRequest_RequestTrailers:
+			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{RequestTrailers: &extprocv3.TrailersResponse{}}}
+		case *extprocv3.ProcessingRequest_ResponseTrailers:
+			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseTrailers{ResponseTrailers: &extprocv3.TrailersResponse{}}}
+		default:
+			return status.Errorf(codes.Unimplemented, "unexpected message %T", v)
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
+		}
+		if resp.GetImmediateResponse() != nil {
+			if lv != nil {
+				lv.complete = true
+			}
+			return nil
+		}
+	}
+}
+
+// processAttempt serves the per-attempt filter: one request-headers message
+// in, the translated request out.
+func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer) error {
+	ctx := stream.Context()
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+				return nil
+			}
+			return err
+		}
+		h, ok := req.Request.(*extprocv3.ProcessingRequest_RequestHeaders)
+		if !ok {
+			return status.Errorf(codes.FailedPrecondition, "the upstream filter only sends request headers, got %T", req.Request)
+		}
+		if err := stream.Send(s.attempt(ctx, h.RequestHeaders)); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package all links every filter into a binary, the way CoreDNS's
+// generated zplugin.go does. Order is not set here but in
+// filters/registry.go.
+package all
+
+import (
+	_ "github.com/switchyard/switchyard/filters/auth"      // virtual-key authentication
+	_ "github.com/switchyard/switchyard/filters/catalog"   // GET /v1/models
+	_ "github.com/switchyard/switchyard/filters/router"    // model and provider choice
+	_ "github.com/switchyard/switchyard/filters/translate" // provider protocols
+	_ "github.com/switchyard/switchyard/filters/usage"     // usage records
+)

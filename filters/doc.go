@@ -1,0 +1,21 @@
+// Package filters is Switchyard's filter chain: the Spring Cloud Gateway
+// model applied to Envoy's external processing.
+//
+// A [Filter] is a value built once per route when a policy loads. It
+// implements only the hooks it needs ([RequestHeadersHook],
+// [RequestBodyHook], [AttemptHook], [ResponseHeadersHook],
+// [ResponseChunkHook], [DoneHook]). Every request gets an [Exchange] that
+// carries typed state from hook to hook. The [Chain] runs request hooks in
+// ascending filter order and response hooks in descending order, so the
+// first filter in is the last one out. Order is fixed by one table,
+// registry.go, never by the policy.
+//
+// A hook refuses a request by returning an [*openai.Error] (see [Reject]);
+// the chain stops and the server answers with the OpenAI error envelope.
+// Done hooks run exactly once per exchange, for every filter, whatever
+// happened, so quota can give back a reservation and usage can record a
+// refused request.
+//
+// Filters never see protobufs: extproc/server turns an Exchange's pending
+// mutations into ext_proc messages.
+package filters

@@ -1,0 +1,190 @@
+package filters
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/translate/translator"
+)
+
+// Exchange is one client request on its way through the chain.
+//
+// The router-level ext_proc stream owns it; the per-attempt (upstream)
+// streams of the same request reach it by request ID and touch only the
+// attempt list, which is guarded by a mutex because those streams run on
+// other goroutines.
+type Exchange struct {
+	ID      string
+	Started time.Time
+	Policy  *policy.Policy
+	Route   *policy.Route
+
+	Method string
+	Path   string // without the query string
+	Query  string
+	Header Headers
+	Body   []byte
+
+	// Chat is the parsed body of a chat completion request.
+	Chat *openai.ChatRequest
+
+	// Caller is who is calling, set by auth.
+	Caller Caller
+	// Plan is the ordered list of targets chosen by the router: attempt n
+	// (1-based) uses Plan[min(n, len(Plan))-1].
+	Plan []Target
+	// RouteReason says in a few words why the plan is what it is.
+	RouteReason string
+
+	// Response is what came back, filled by the server before response hooks.
+	Response Response
+	// Usage is the accounting of the answer, filled by the translate filter.
+	Usage Usage
+
+	mu       sync.Mutex
+	attempts []*Attempt
+
+	reqSet, respSet       []Header
+	reqRemove, respRemove []string
+	reply                 *Reply
+}
+
+// Caller identifies the authenticated client.
+type Caller struct {
+	Tenant  *policy.Tenant
+	Key     *policy.Key
+	KeyName string
+	App     string
+}
+
+// Target is a model and the provider serving it.
+type Target struct {
+	Model *policy.Model
+}
+
+// Provider returns the target's provider.
+func (t Target) Provider() *policy.Provider { return t.Model.Provider }
+
+// Attempt is one try of the request on one provider.
+type Attempt struct {
+	N          int
+	Target     Target
+	Started    time.Time
+	Translator translator.Translator
+	// Upstream is the translated request for this attempt.
+	Upstream translator.Upstream
+}
+
+// Response is the upstream response as the chain sees it.
+type Response struct {
+	Status    int
+	Header    Headers
+	Streaming bool
+}
+
+// Usage is the token and money accounting of one request.
+type Usage struct {
+	Known            bool
+	PromptTokens     int
+	CompletionTokens int
+	CachedTokens     int
+	CostMicros       int64
+}
+
+// Reply is a complete answer made by a filter instead of a provider.
+type Reply struct {
+	Status int
+	Header []Header
+	Body   []byte
+}
+
+// NewAttempt records the start of attempt n and returns it. Attempts past
+// the end of the plan reuse its last target, as Envoy's priority groups do.
+func (x *Exchange) NewAttempt(now time.Time) (*Attempt, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.Plan) == 0 {
+		return nil, false
+	}
+	n := len(x.attempts) + 1
+	a := &Attempt{N: n, Target: x.Plan[min(n, len(x.Plan))-1], Started: now}
+	x.attempts = append(x.attempts, a)
+	return a, true
+}
+
+// LastAttempt returns the most recent attempt, or nil if none started.
+func (x *Exchange) LastAttempt() *Attempt {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.attempts) == 0 {
+		return nil
+	}
+	return x.attempts[len(x.attempts)-1]
+}
+
+// Attempts returns a copy of the attempt list.
+func (x *Exchange) Attempts() []*Attempt {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return append([]*Attempt(nil), x.attempts...)
+}
+
+// SetRequestHeader sets a header on the request sent upstream.
+func (x *Exchange) SetRequestHeader(k, v string) {
+	x.reqSet = append(x.reqSet, Header{Key: k, Value: v})
+}
+
+// RemoveRequestHeader removes a header from the request sent upstream.
+func (x *Exchange) RemoveRequestHeader(k string) { x.reqRemove = append(x.reqRemove, k) }
+
+// SetResponseHeader sets a header on the response sent to the client.
+func (x *Exchange) SetResponseHeader(k, v string) {
+	x.respSet = append(x.respSet, Header{Key: k, Value: v})
+}
+
+// RemoveResponseHeader removes a header from the response to the client.
+func (x *Exchange) RemoveResponseHeader(k string) { x.respRemove = append(x.respRemove, k) }
+
+// Respond answers the request from the gateway itself; the chain stops.
+func (x *Exchange) Respond(status int, body []byte, header ...Header) {
+	x.reply = &Reply{Status: status, Body: body, Header: header}
+}
+
+// TakeReply returns and clears the pending reply, if any.
+func (x *Exchange) TakeReply() *Reply {
+	r := x.reply
+	x.reply = nil
+	return r
+}
+
+// TakeRequestMutations returns and clears pending request header changes.
+func (x *Exchange) TakeRequestMutations() (set []Header, remove []string) {
+	set, remove = x.reqSet, x.reqRemove
+	x.reqSet, x.reqRemove = nil, nil
+	return set, remove
+}
+
+// TakeResponseMutations returns and clears pending response header changes.
+func (x *Exchange) TakeResponseMutations() (set []Header, remove []string) {
+	set, remove = x.respSet, x.respRemove
+	x.respSet, x.respRemove = nil, nil
+	return set, remove
+}
+
+// Header is one HTTP header; keys are lower case, as Envoy sends them.
+type Header = translator.Header
+
+// Headers is a header list with lower-case keys.
+type Headers = translator.Headers
+
+// BearerToken returns the token of an "Authorization: Bearer" header.
+func BearerToken(h Headers) string {
+	v := h.Get("authorization")
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return ""
+}

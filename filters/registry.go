@@ -1,0 +1,144 @@
+package filters
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// order is the one place that fixes where each filter runs: request hooks
+// ascend it, response hooks descend it. It is the plugin.cfg of the project.
+var order = map[string]int{
+	"auth":    100,
+	"catalog": 150,
+	"router":  200,
+	// quota runs after router: a budget reservation prices the plan the
+	// router chose.
+	"quota":     300,
+	"translate": 400,
+	"usage":     900,
+}
+
+// Order returns a filter's position; unknown names sort last.
+func Order(name string) int {
+	if o, ok := order[name]; ok {
+		return o
+	}
+	return 1 << 30
+}
+
+// Deps are the shared services a filter may use, set at construction.
+type Deps struct {
+	Policy  *policy.Policy
+	Logger  *slog.Logger
+	Metrics prometheus.Registerer
+	// Secrets resolves provider keys; nil in tools that only validate.
+	Secrets SecretSource
+}
+
+// SecretSource resolves a secret reference to its value.
+type SecretSource interface {
+	Resolve(ref policy.SecretRef) (string, error)
+}
+
+// Factory builds a filter from its route arguments. Shorthand holds the
+// positional arguments of "name=a,b"; Args the expanded form.
+type Factory func(ref policy.FilterRef, deps Deps) (Filter, error)
+
+var (
+	regMu     sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Register makes a filter available to policies. Filter packages call it
+// from init; the name must be in the order table.
+func Register(name string, f Factory) {
+	if _, ok := order[name]; !ok {
+		panic("filters: " + name + " is not in the order table of registry.go")
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	factories[name] = f
+}
+
+// Registered returns the names of the registered filters, sorted by order.
+func Registered() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	names := make([]string, 0, len(factories))
+	for n := range factories {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return Order(names[i]) < Order(names[j]) })
+	return names
+}
+
+// requires lists filters that must be on a route for another to work.
+var requires = map[string][]string{
+	"quota":     {"auth", "router"},
+	"router":    {"auth"},
+	"translate": {"router"},
+	"usage":     {"translate"},
+	"catalog":   {"auth"},
+}
+
+// Build makes the chain of every route of p. Errors name the policy file
+// and line of the offending filter entry.
+func Build(deps Deps) (map[string]*Chain, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	chains := make(map[string]*Chain, len(deps.Policy.Routes))
+	var probs []error
+	for _, r := range deps.Policy.Routes {
+		var fs []Filter
+		listed := map[string]bool{}
+		for _, ref := range r.Filters {
+			listed[ref.Name] = true
+		}
+		for _, ref := range r.Filters {
+			factory := factories[ref.Name]
+			if factory == nil {
+				probs = append(probs, fmt.Errorf("%s: unknown filter %q (known: %v)", ref.Where, ref.Name, namesLocked()))
+				continue
+			}
+			for _, need := range requires[ref.Name] {
+				if !listed[need] {
+					probs = append(probs, fmt.Errorf("%s: filter %q needs filter %q on the same route", ref.Where, ref.Name, need))
+				}
+			}
+			f, err := factory(ref, deps)
+			if err != nil {
+				probs = append(probs, fmt.Errorf("%s: %w", ref.Where, err))
+				continue
+			}
+			fs = append(fs, f)
+		}
+		chains[r.Name] = NewChain(fs)
+	}
+	if len(probs) > 0 {
+		return nil, joinErrors(probs)
+	}
+	return chains, nil
+}
+
+func namesLocked() []string {
+	names := make([]string, 0, len(factories))
+	for n := range factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NoArgs refuses arguments for a filter that takes none.
+func NoArgs(ref policy.FilterRef) error {
+	if len(ref.Shorthand) > 0 || len(ref.Args) > 0 {
+		return fmt.Errorf("filter %q takes no arguments", ref.Name)
+	}
+	return nil
+}

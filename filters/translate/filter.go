@@ -1,0 +1,164 @@
+package translate
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/translate/translator"
+)
+
+func init() { filters.Register("translate", New) }
+
+// Filter translates requests per attempt and responses of the last attempt.
+type Filter struct {
+	keys map[string][]string // provider → resolved keys
+}
+
+// New builds the translate filter, resolving every provider key once.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
+	if err := filters.NoArgs(ref); err != nil {
+		return nil, err
+	}
+	f := &Filter{keys: map[string][]string{}}
+	for _, p := range deps.Policy.Providers {
+		if translators[p.Kind] == nil {
+			return nil, fmt.Errorf("provider %s: kind %s has no translator yet", p.Name, p.Kind)
+		}
+		if deps.Secrets == nil {
+			continue
+		}
+		for _, ref := range p.Keys {
+			k, err := deps.Secrets.Resolve(ref)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+			}
+			if k != "" {
+				f.keys[p.Name] = append(f.keys[p.Name], k)
+			}
+		}
+	}
+	return f, nil
+}
+
+// Name implements [filters.Filter].
+func (*Filter) Name() string { return "translate" }
+
+// Attempt implements [filters.AttemptHook].
+func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Attempt) error {
+	if x.Chat == nil {
+		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API")
+	}
+	p := a.Target.Provider()
+	t := translator.Target{
+		Provider:    p,
+		Model:       a.Target.Model,
+		ClientModel: x.Chat.Model,
+		Key:         f.key(p.Name, a.N),
+		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
+		Created:     x.Started.Unix(),
+	}
+	tr := For(t)
+	up, err := tr.Request(x.Chat, x.Body)
+	if err != nil {
+		return err
+	}
+	a.Translator, a.Upstream = tr, up
+	return nil
+}
+
+// key picks the provider key for an attempt; a pool rotates across
+// attempts so a retry does not reuse a key that was just refused.
+func (f *Filter) key(provider string, attempt int) string {
+	ks := f.keys[provider]
+	if len(ks) == 0 {
+		return ""
+	}
+	return ks[(attempt-1)%len(ks)]
+}
+
+// keptResponseHeaders are the provider headers a client may see; the rest
+// would show which provider served, or mislead (lengths, encodings).
+var keptResponseHeaders = map[string]bool{
+	"content-type": true, "retry-after": true, "retry-after-ms": true, "date": true,
+}
+
+// ResponseHeaders implements [filters.ResponseHeadersHook].
+func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
+	a := x.LastAttempt()
+	if a == nil || a.Translator == nil {
+		return nil // Envoy's own local reply; its formatter already speaks OpenAI
+	}
+	x.Response.Streaming = a.Translator.IsStream(x.Response.Status, x.Response.Header)
+	for _, h := range x.Response.Header {
+		if !keptResponseHeaders[h.Key] && !strings.HasPrefix(h.Key, ":") && !strings.HasPrefix(h.Key, "x-switchyard-") {
+			x.RemoveResponseHeader(h.Key)
+		}
+	}
+	x.SetResponseHeader("x-model-used", a.Target.Model.Name)
+	x.SetResponseHeader("x-provider-used", a.Target.Provider().Name)
+	if x.Response.Streaming {
+		x.SetResponseHeader("content-type", "text/event-stream; charset=utf-8")
+		x.SetResponseHeader("cache-control", "no-cache")
+	} else {
+		x.SetResponseHeader("content-type", "application/json")
+	}
+	return nil
+}
+
+// ResponseChunk implements [filters.ResponseChunkHook].
+func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
+	a := x.LastAttempt()
+	if a == nil || a.Translator == nil {
+		return nil
+	}
+	if x.Response.Streaming {
+		c.Data = a.Translator.StreamChunk(c.Data, c.EOS)
+		return nil
+	}
+	if !c.EOS {
+		return nil // buffered: the whole body arrives with EOS
+	}
+	x.Response.Status, c.Data = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+	return nil
+}
+
+// Done implements [filters.DoneHook]: it prices the usage the last attempt
+// reported, whatever the outcome, so a broken stream is still accounted.
+func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
+	a := x.LastAttempt()
+	if a == nil || a.Translator == nil {
+		return
+	}
+	u, ok := a.Translator.Usage()
+	if !ok {
+		return
+	}
+	x.Usage = filters.Usage{
+		Known:            true,
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		CachedTokens:     u.Cached(),
+	}
+	x.Usage.CostMicros = Cost(a.Target.Model.Price, x.Usage)
+}
+
+// Cost prices usage in micro-USD, rounding half up once per request.
+// Cached prompt tokens are billed at the cached-input price.
+func Cost(p policy.Price, u filters.Usage) int64 {
+	cached := int64(min(u.CachedTokens, u.PromptTokens))
+	fresh := int64(u.PromptTokens) - cached
+	nanoish := fresh*p.InputPerMTok + cached*p.CachedInputPerMTok + int64(u.CompletionTokens)*p.OutputPerMTok
+	return (nanoish + 500_000) / 1_000_000
+}
+
+var (
+	_ filters.AttemptHook         = (*Filter)(nil)
+	_ filters.ResponseHeadersHook = (*Filter)(nil)
+	_ filters.ResponseChunkHook   = (*Filter)(nil)
+	_ filters.DoneHook            = (*Filter)(nil)
+)

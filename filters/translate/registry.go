@@ -1,0 +1,23 @@
+package translate
+
+import (
+	"github.com/switchyard/switchyard/configs/policy"
+	openaix "github.com/switchyard/switchyard/filters/translate/openai"
+	"github.com/switchyard/switchyard/filters/translate/translator"
+)
+
+// translators maps a provider kind to the constructor of its translator.
+var translators = map[policy.Kind]func(translator.Target) translator.Translator{
+	policy.KindOpenAI:           func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindAzureOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindOpenAICompatible: func(t translator.Target) translator.Translator { return openaix.New(t) },
+}
+
+// For returns a translator for one attempt, or nil for a kind the gateway
+// cannot translate to.
+func For(t translator.Target) translator.Translator {
+	if f := translators[t.Provider.Kind]; f != nil {
+		return f(t)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package sse
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func readAll(chunks ...string) []Event {
+	var r Reader
+	var got []Event
+	for _, c := range chunks {
+		r.Feed([]byte(c))
+		for {
+			ev, ok := r.Next()
+			if !ok {
+				break
+			}
+			got = append(got, ev)
+		}
+	}
+	if ev, ok := r.Flush(); ok {
+		got = append(got, ev)
+	}
+	return got
+}
+
+func TestReader(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []Event
+	}{
+		{"single data", "data: {\"a\":1}\n\n", []Event{{Data: []byte(`{"a":1}`)}}},
+		{"named event", "event: message_start\ndata: {}\n\n", []Event{{Name: "message_start", Data: []byte("{}")}}},
+		{"crlf", "data: x\r\n\r\ndata: y\r\n\r\n", []Event{{Data: []byte("x")}, {Data: []byte("y")}}},
+		{"bare cr", "data: x\r\rdata: y\r\r", []Event{{Data: []byte("x")}, {Data: []byte("y")}}},
+		{"comment skipped", ": keep-alive\n\ndata: z\n\n", []Event{{Data: []byte("z")}}},
+		{"multi-line data", "data: a\ndata: b\n\n", []Event{{Data: []byte("a\nb")}}},
+		{"no space after colon", "data:q\n\n", []Event{{Data: []byte("q")}}},
+		{"unterminated last event", "data: tail", []Event{{Data: []byte("tail")}}},
+		{"event without data dropped", "event: ping\n\ndata: d\n\n", []Event{{Data: []byte("d")}}},
+		{"empty lines only", "\n\n\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, readAll(tt.in)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReaderEverySplit feeds every stream cut at every byte offset and
+// expects the same events as the uncut stream.
+func TestReaderEverySplit(t *testing.T) {
+	t.Parallel()
+	streams := []string{
+		"event: a\r\ndata: {\"x\":1}\r\n\r\n: c\r\ndata: two\r\ndata: lines\r\n\r\n",
+		"data: [DONE]\n\n",
+		"data: a\r\rdata: b\r\r",
+	}
+	for _, s := range streams {
+		want := readAll(s)
+		for i := range len(s) + 1 {
+			for j := i; j <= len(s); j++ {
+				got := readAll(s[:i], s[i:j], s[j:])
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("split at %d,%d of %q (-want +got):\n%s", i, j, s, diff)
+				}
+			}
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add("data: x\n\n", 3)
+	f.Add("event: e\r\ndata: y\r\n\r\n", 5)
+	f.Add(": c\rdata: z\r\r", 1)
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		whole := readAll(s)
+		if cut < 0 {
+			cut = -cut
+		}
+		cut %= len(s) + 1
+		split := readAll(s[:cut], s[cut:])
+		if diff := cmp.Diff(whole, split); diff != "" {
+			t.Fatalf("split at %d changed events:\n%s", cut, diff)
+		}
+		for _, ev := range whole {
+			if strings.ContainsAny(ev.Name, "\r\n") {
+				t.Fatalf("event name %q holds a line break", ev.Name)
+			}
+		}
+	})
+}

@@ -1,0 +1,156 @@
+// Package app wires the control plane process: flags, policy loading and
+// watching, the ADS gRPC server and the metrics endpoint.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	_ "github.com/switchyard/switchyard/filters/all" // validate routes' filters as ext_proc will
+	"github.com/switchyard/switchyard/xds/controlplane"
+	"github.com/switchyard/switchyard/xds/resources"
+)
+
+type config struct {
+	configDir string
+	listen    string
+	metrics   string
+	accessLog bool
+	caFile    string
+	logLevel  string
+	poll      time.Duration
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("xds", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.configDir, "config", "configs/local", "policy directory")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:18000", "ADS gRPC address Envoy connects to")
+	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18003", "address of /metrics and /healthz (empty: off)")
+	fs.BoolVar(&c.accessLog, "access-log", true, "configure Envoy's JSON access log on stdout")
+	fs.StringVar(&c.caFile, "ca-file", resources.DefaultCACertFile, "CA bundle Envoy uses to verify https providers")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
+	return c, fs.Parse(args)
+}
+
+// Run runs the control plane until ctx ends. With the first argument
+// "check" it only validates the policy and reports.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	check := len(args) > 0 && args[0] == "check"
+	if check {
+		args = args[1:]
+	}
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, c.logLevel)
+	p, err := load(c.configDir)
+	if check {
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return errors.New("policy refused")
+		}
+		fmt.Fprintf(stdout, "policy %s is valid (version %s)\n", c.configDir, p.Version)
+		return nil
+	}
+	if err != nil {
+		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
+	}, []string{"process", "result"})
+	reg.MustRegister(reloads)
+
+	cp := controlplane.New(resources.Options{AccessLog: c.accessLog, CACertFile: c.caFile}, log)
+	if err := cp.Apply(ctx, p); err != nil {
+		return fmt.Errorf("building the first snapshot: %w", err)
+	}
+	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g := grpc.NewServer(controlplane.ServerOptions()...)
+	cp.Register(ctx, g)
+	lis, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 3)
+	go func() { errc <- g.Serve(lis) }()
+	log.Info("ADS listening", slog.String("addr", lis.Addr().String()))
+
+	var hs *http.Server
+	if c.metrics != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, cp.Version()) })
+		hs = &http.Server{Addr: c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	go func() {
+		errc <- policy.Watch(ctx, c.configDir, p.Version, c.poll, func(np *policy.Policy) error {
+			if _, err := filters.Build(filters.Deps{Policy: np}); err != nil {
+				return err
+			}
+			if err := cp.Apply(ctx, np); err != nil {
+				return err
+			}
+			reloads.WithLabelValues("xds", "applied").Inc()
+			log.Info("policy applied", slog.String("version", np.Version))
+			return nil
+		}, func(err error) {
+			reloads.WithLabelValues("xds", "refused").Inc()
+			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
+		})
+	}()
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	g.GracefulStop()
+	if hs != nil {
+		_ = hs.Close()
+	}
+	return err
+}
+
+func load(dir string) (*policy.Policy, error) {
+	p, err := policy.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := filters.Build(filters.Deps{Policy: p}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With(slog.String("process", "xds"))
+}

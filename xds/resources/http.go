@@ -1,0 +1,226 @@
+package resources
+
+import (
+	"time"
+
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	streamlogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	codecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// Filter names, also the keys of per-route filter configs.
+const (
+	extProcFilterName = "envoy.filters.http.ext_proc"
+	localRLFilterName = "envoy.filters.http.local_ratelimit"
+)
+
+const (
+	// streamIdleTimeout bounds silence on a client stream, not its length:
+	// a long generation that keeps sending is never cut.
+	streamIdleTimeout = 5 * time.Minute
+	// extProcMessageTimeout bounds one ext_proc exchange; ours take
+	// microseconds, so this only fires when ext_proc is wedged.
+	extProcMessageTimeout = 10 * time.Second
+)
+
+func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager {
+	var filters []*hcmv3.HttpFilter
+	if l := p.Gateway.LocalRateLimit; l.RequestsPerSecond > 0 {
+		filters = append(filters, &hcmv3.HttpFilter{
+			Name:       localRLFilterName,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(localRateLimit(l))},
+		})
+	}
+	filters = append(filters,
+		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
+		&hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}},
+	)
+	m := &hcmv3.HttpConnectionManager{
+		StatPrefix: "ingress",
+		CodecType:  hcmv3.HttpConnectionManager_AUTO,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: RouteConfigName,
+		}},
+		HttpFilters:       filters,
+		StreamIdleTimeout: dur(streamIdleTimeout),
+		// The whole-request timeout would cut long streams; idle timeouts
+		// and per-try timeouts guard instead.
+		RequestTimeout:        dur(0),
+		RequestHeadersTimeout: dur(10 * time.Second),
+		// The gateway is the edge: Envoy makes a fresh x-request-id for
+		// every request, so clients cannot collide with or spoof another's.
+		UseRemoteAddress:             wrapBool(true),
+		ServerName:                   "switchyard",
+		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_OVERWRITE,
+		LocalReplyConfig:             localReplies(),
+		CommonHttpProtocolOptions:    &corev3.HttpProtocolOptions{IdleTimeout: dur(time.Hour)},
+		Http2ProtocolOptions:         &corev3.Http2ProtocolOptions{},
+		NormalizePath:                wrapBool(true),
+		MergeSlashes:                 true,
+		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
+	}
+	if o.AccessLog {
+		m.AccessLog = []*accesslogv3.AccessLog{accessLog()}
+	}
+	return m
+}
+
+func localRateLimit(l policy.LocalRateLimit) *localrlv3.LocalRateLimit {
+	full := &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}}
+	return &localrlv3.LocalRateLimit{
+		StatPrefix: "ingress_rate_limit",
+		TokenBucket: &typev3.TokenBucket{
+			MaxTokens:     uint32(l.Burst),
+			TokensPerFill: u32(uint32(l.RequestsPerSecond)),
+			FillInterval:  dur(time.Second),
+		},
+		FilterEnabled:  full,
+		FilterEnforced: full,
+	}
+}
+
+// routerExtProc is the router-level ext_proc filter: it sees the whole
+// request and the response of the last attempt. Response bodies start
+// buffered; ext_proc switches a streamed answer to STREAMED.
+func routerExtProc() *extprocv3.ExternalProcessor {
+	return &extprocv3.ExternalProcessor{
+		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: ExtProcCluster}}},
+		// Fail closed: without ext_proc nothing is authenticated.
+		FailureModeAllow: false,
+		StatusOnError:    &typev3.HttpStatus{Code: typev3.StatusCode_ServiceUnavailable},
+		ProcessingMode: &extprocv3.ProcessingMode{
+			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
+			RequestBodyMode:     extprocv3.ProcessingMode_BUFFERED,
+			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
+			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
+			ResponseBodyMode:    extprocv3.ProcessingMode_BUFFERED,
+			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
+		},
+		AllowModeOverride: true,
+		AllowedOverrideModes: []*extprocv3.ProcessingMode{{
+			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
+			RequestBodyMode:     extprocv3.ProcessingMode_BUFFERED,
+			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
+			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
+			ResponseBodyMode:    extprocv3.ProcessingMode_STREAMED,
+			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
+		}},
+		MessageTimeout:    dur(extProcMessageTimeout),
+		MaxMessageTimeout: dur(time.Minute),
+		// x-envoy-max-retries is how ext_proc bounds the attempts of one
+		// request; Envoy only accepts x-envoy-* mutations when allowed.
+		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowEnvoy: wrapBool(true)},
+		MetadataOptions: &extprocv3.MetadataOptions{
+			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{RouteMetadataNS}},
+		},
+	}
+}
+
+// attemptExtProc is the per-attempt (upstream) ext_proc filter: only the
+// request headers go to ext_proc, which answers with the whole translated
+// request (CONTINUE_AND_REPLACE), so the body is never sent to it.
+func attemptExtProc() *extprocv3.ExternalProcessor {
+	return &extprocv3.ExternalProcessor{
+		GrpcService: &corev3.GrpcService{
+			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: ExtProcCluster}},
+			InitialMetadata: []*corev3.HeaderValue{{Key: PhaseHeader, Value: "upstream"}},
+		},
+		FailureModeAllow: false,
+		StatusOnError:    &typev3.HttpStatus{Code: typev3.StatusCode_ServiceUnavailable},
+		ProcessingMode: &extprocv3.ProcessingMode{
+			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
+			RequestBodyMode:     extprocv3.ProcessingMode_NONE,
+			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
+			ResponseHeaderMode:  extprocv3.ProcessingMode_SKIP,
+			ResponseBodyMode:    extprocv3.ProcessingMode_NONE,
+			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
+		},
+		MessageTimeout: dur(extProcMessageTimeout),
+		// The translated request carries a new path, host and key.
+		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowAllRouting: wrapBool(true), AllowEnvoy: wrapBool(true)},
+		// ext_proc sets the content-length of the body it wrote; without
+		// this Envoy would drop it and send the body chunked.
+		AllowContentLengthHeader: true,
+	}
+}
+
+func router() *routerv3.Router {
+	return &routerv3.Router{
+		SuppressEnvoyHeaders: true,
+		UpstreamHttpFilters: []*hcmv3.HttpFilter{
+			{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(attemptExtProc())}},
+			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
+		},
+	}
+}
+
+// localReplies rewrites Envoy's own replies (no healthy upstream, local
+// rate limit, timeouts) into the OpenAI error envelope. They are marked so
+// ext_proc does not mistake them for a provider's answer.
+func localReplies() *hcmv3.LocalReplyConfig {
+	mapper := func(flags []string, typ, code string) *hcmv3.ResponseMapper {
+		return &hcmv3.ResponseMapper{
+			Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+				ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: flags},
+			}},
+			BodyFormatOverride: jsonFormat(map[string]any{"error": map[string]any{
+				"message": "%LOCAL_REPLY_BODY%",
+				"type":    typ,
+				"param":   nil,
+				"code":    code,
+			}}),
+			HeadersToAdd: []*corev3.HeaderValueOption{{
+				Header:       &corev3.HeaderValue{Key: LocalReplyHeader, Value: "1"},
+				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+			}},
+		}
+	}
+	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
+		mapper([]string{"RL"}, "rate_limit_error", "rate_limit_exceeded"),
+		mapper([]string{"UT", "SI"}, "upstream_error", "upstream_timeout"),
+		mapper([]string{"UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR", "DPE"}, "upstream_error", "upstream_unavailable"),
+	}}
+}
+
+func jsonFormat(m map[string]any) *corev3.SubstitutionFormatString {
+	return &corev3.SubstitutionFormatString{
+		Format:      &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: mustStruct(m)},
+		ContentType: "application/json",
+	}
+}
+
+func accessLog() *accesslogv3.AccessLog {
+	fields := map[string]any{
+		"time":        "%START_TIME%",
+		"request_id":  "%REQ(X-REQUEST-ID)%",
+		"method":      "%REQ(:METHOD)%",
+		"path":        "%REQ(:PATH)%",
+		"status":      "%RESPONSE_CODE%",
+		"flags":       "%RESPONSE_FLAGS%",
+		"details":     "%RESPONSE_CODE_DETAILS%",
+		"duration_ms": "%DURATION%",
+		"upstream":    "%UPSTREAM_CLUSTER%",
+		"attempts":    "%UPSTREAM_REQUEST_ATTEMPT_COUNT%",
+		"bytes_sent":  "%BYTES_SENT%",
+		"model":       "%RESP(X-MODEL-USED)%",
+		"provider":    "%RESP(X-PROVIDER-USED)%",
+	}
+	return &accesslogv3.AccessLog{
+		Name: "envoy.access_loggers.stdout",
+		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&streamlogv3.StdoutAccessLog{
+			AccessLogFormat: &streamlogv3.StdoutAccessLog_LogFormat{LogFormat: &corev3.SubstitutionFormatString{
+				Format: &corev3.SubstitutionFormatString_JsonFormat{JsonFormat: mustStruct(fields)},
+			}},
+		})},
+	}
+}

@@ -1,0 +1,133 @@
+package resources
+
+import (
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// Names shared with envoy/bootstrap.yaml and extproc.
+const (
+	ListenerName     = "ingress"
+	RouteConfigName  = "switchyard"
+	ExtProcCluster   = "switchyard_extproc"
+	PhaseHeader      = "x-switchyard-phase"
+	RouteMetadataNS  = "switchyard.route"
+	LocalReplyHeader = "x-switchyard-envoy-reply"
+)
+
+// Options are settings of the control plane process, not of the policy.
+type Options struct {
+	// AccessLog enables Envoy's JSON access log on stdout.
+	AccessLog bool
+	// CACertFile is the trust bundle for https providers.
+	CACertFile string
+}
+
+// DefaultCACertFile is where Debian and Envoy's image keep the system CAs.
+const DefaultCACertFile = "/etc/ssl/certs/ca-certificates.crt"
+
+// Snapshot builds a consistent snapshot of p, versioned by the policy.
+func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
+	clusters := make([]types.Resource, 0, len(p.Providers))
+	for _, pr := range p.Providers {
+		clusters = append(clusters, Cluster(pr, o))
+	}
+	snap, err := cache.NewSnapshot(p.Version, map[resource.Type][]types.Resource{
+		resource.ClusterType:  clusters,
+		resource.RouteType:    {RouteConfig(p)},
+		resource.ListenerType: {Listener(p, o)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := snap.Consistent(); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+func adsSource() *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+	}
+}
+
+// Cluster is the cluster of one provider: DNS-resolved, TLS with SNI for
+// https, pools and breakers sized for long generations.
+func Cluster(p *policy.Provider, o Options) *clusterv3.Cluster {
+	c := &clusterv3.Cluster{
+		Name:                 p.Cluster,
+		ConnectTimeout:       dur(p.ConnectTimeout),
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS},
+		DnsLookupFamily:      clusterv3.Cluster_V4_PREFERRED,
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{
+			ClusterName: p.Cluster,
+			Endpoints: []*endpointv3.LocalityLbEndpoints{{LbEndpoints: []*endpointv3.LbEndpoint{{
+				HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+					Address:  socketAddress(p.Host, p.Port),
+					Hostname: p.Host,
+				}},
+			}}}},
+		},
+		// Long streams hold a request slot for minutes; Envoy's default of
+		// 1024 would refuse traffic long before the providers do.
+		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+			MaxConnections:     u32(100000),
+			MaxPendingRequests: u32(100000),
+			MaxRequests:        u32(100000),
+			MaxRetries:         u32(10000),
+		}}},
+		TypedExtensionProtocolOptions: map[string]*anyMsg{
+			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(protocolOptions(p)),
+		},
+		Metadata: &corev3.Metadata{FilterMetadata: map[string]*structMsg{
+			"switchyard": mustStruct(map[string]any{"provider": p.Name, "kind": string(p.Kind)}),
+		}},
+	}
+	if p.TLS {
+		c.TransportSocket = upstreamTLS(p, o)
+	}
+	return c
+}
+
+// Listener is the ingress listener.
+func Listener(p *policy.Policy, o Options) *listenerv3.Listener {
+	return &listenerv3.Listener{
+		Name:    ListenerName,
+		Address: socketAddress(p.Gateway.ListenHost, p.Gateway.ListenPort),
+		// Buffered request bodies must fit; leave room above the limit so
+		// the limit, not the buffer, decides (and answers 413).
+		PerConnectionBufferLimitBytes: u32(uint32(p.Gateway.MaxRequestBytes + 1<<20)),
+		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{
+			Name:       "envoy.filters.network.http_connection_manager",
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(connectionManager(p, o))},
+		}}}},
+	}
+}
+
+// RouteConfig is the route table: one route per policy route, each sending
+// attempt n to the n-th provider the router chose, and a catch-all 404.
+func RouteConfig(p *policy.Policy) *routev3.RouteConfiguration {
+	routes := make([]*routev3.Route, 0, len(p.Routes)+1)
+	for _, r := range p.Routes {
+		routes = append(routes, route(p, r))
+	}
+	routes = append(routes, notFoundRoute())
+	return &routev3.RouteConfiguration{
+		Name: RouteConfigName,
+		VirtualHosts: []*routev3.VirtualHost{{
+			Name:    "switchyard",
+			Domains: []string{"*"},
+			Routes:  routes,
+		}},
+	}
+}
