@@ -141,11 +141,12 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 	}
 	c := &extprocv3.CommonResponse{BodyMutation: bodyMutation(ch.Data)}
 	if !lv.streaming {
-		set := []filters.Header{{Key: "content-length", Value: strconv.Itoa(len(ch.Data))}}
+		set, remove := x.TakeResponseMutations()
+		set = append(set, filters.Header{Key: "content-length", Value: strconv.Itoa(len(ch.Data))})
 		if x.Response.Status != before {
 			set = append(set, filters.Header{Key: ":status", Value: strconv.Itoa(x.Response.Status)})
 		}
-		c.HeaderMutation = mutation(set, nil)
+		c.HeaderMutation = mutation(set, remove)
 	}
 	return respBodyResponse(c)
 }

@@ -123,7 +123,11 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !c.EOS {
 		return nil // buffered: the whole body arrives with EOS
 	}
-	x.Response.Status, c.Data = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+	r := a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+	x.Response.Status, c.Data = r.Status, r.Body
+	for _, h := range r.Header {
+		x.SetResponseHeader(h.Key, h.Value)
+	}
 	return nil
 }
 

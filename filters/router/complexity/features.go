@@ -74,7 +74,7 @@ var markers = sync.OnceValue(func() *matcher { return newMatcher(markerTable) })
 
 // DefaultMaxScanBytes bounds the bytes of the task message that are read
 // character by character; the rest counts towards length only.
-const DefaultMaxScanBytes = 16 << 10
+const DefaultMaxScanBytes = 4 << 10
 
 // Extract computes the feature vector of r, reading at most maxScan bytes of
 // the task message (maxScan ≤ 0 means DefaultMaxScanBytes). The task is the

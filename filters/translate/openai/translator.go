@@ -153,10 +153,13 @@ func (tr *Translator) streamError(data []byte) *wire.Error {
 }
 
 // Complete implements [translator.Translator.Complete].
-func (tr *Translator) Complete(status int, h translator.Headers, body []byte) (int, []byte) {
+func (tr *Translator) Complete(status int, h translator.Headers, body []byte) translator.Result {
 	if status < 200 || status > 299 {
 		e := tr.errorFrom(status, body)
-		return e.Status, e.Body()
+		if ra := h.Get("retry-after"); ra != "" && (e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable) {
+			e.WithHeader("retry-after", ra)
+		}
+		return translator.ErrorResult(e)
 	}
 	var obj map[string]json.RawMessage
 	var head struct {
@@ -164,8 +167,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) (i
 		Usage   *wire.Usage       `json:"usage"`
 	}
 	if json.Unmarshal(body, &obj) != nil || json.Unmarshal(body, &head) != nil || head.Choices == nil {
-		e := translator.GarbageError(tr.t.Provider.Name, "the body is not a chat completion")
-		return e.Status, e.Body()
+		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not a chat completion"))
 	}
 	if head.Usage != nil {
 		tr.usage, tr.hasUsage = *head.Usage, true
@@ -174,10 +176,9 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) (i
 	delete(obj, "prompt_filter_results")
 	out, err := json.Marshal(obj)
 	if err != nil {
-		e := translator.GarbageError(tr.t.Provider.Name, "the body cannot be re-encoded")
-		return e.Status, e.Body()
+		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body cannot be re-encoded"))
 	}
-	return http.StatusOK, out
+	return translator.Result{Status: http.StatusOK, Body: out}
 }
 
 // errorFrom reads an OpenAI-style error body, current ({"error":{...}}) or

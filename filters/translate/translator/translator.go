@@ -27,9 +27,9 @@ type Translator interface {
 	// ended without its final event.
 	StreamChunk(b []byte, eos bool) []byte
 	// Complete translates a whole (buffered) response: a success into an
-	// OpenAI body, anything else into the OpenAI error envelope. It returns
-	// the status the client gets.
-	Complete(status int, h Headers, body []byte) (int, []byte)
+	// OpenAI body, anything else into the OpenAI error envelope with the
+	// status and headers (retry-after) the client gets.
+	Complete(status int, h Headers, body []byte) Result
 	// Usage returns the usage seen so far and whether any was reported.
 	Usage() (openai.Usage, bool)
 }
@@ -56,6 +56,24 @@ type Upstream struct {
 	Body   []byte
 }
 
+// Result is a translated whole response.
+type Result struct {
+	Status int
+	// Header lists headers to set on the client's response, such as
+	// retry-after.
+	Header Headers
+	Body   []byte
+}
+
+// ErrorResult is the Result of an error envelope, with its headers.
+func ErrorResult(e *openai.Error) Result {
+	r := Result{Status: e.Status, Body: e.Body()}
+	for k, v := range e.Headers {
+		r.Header = append(r.Header, Header{Key: k, Value: v})
+	}
+	return r
+}
+
 // Header is one HTTP header with a lower-case key.
 type Header struct{ Key, Value string }
 
@@ -70,4 +88,14 @@ func (h Headers) Get(key string) string {
 		}
 	}
 	return ""
+}
+
+// Embedder is the optional power of a translator to translate embeddings.
+type Embedder interface {
+	// EmbeddingsRequest translates the client's embeddings request.
+	EmbeddingsRequest(req *openai.EmbeddingsRequest, raw []byte) (Upstream, *openai.Error)
+	// EmbeddingsComplete translates the provider's whole response into an
+	// OpenAI embeddings list (floats, or base64 when the client asked for
+	// it) or an error envelope.
+	EmbeddingsComplete(status int, h Headers, body []byte) Result
 }

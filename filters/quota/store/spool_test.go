@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// flakyBudgets fails every Commit with ErrUnavailable while down.
+type flakyBudgets struct {
+	Budgets
+	down atomic.Bool
+}
+
+var errRefused = errors.New("dial tcp: connection refused")
+
+func (f *flakyBudgets) Commit(ctx context.Context, id ReservationID, actual int64) (Outcome, error) {
+	if f.down.Load() {
+		return 0, fmt.Errorf("store commit: %w: %w", ErrUnavailable, errRefused)
+	}
+	return f.Budgets.Commit(ctx, id, actual)
+}
+
+func TestSpooler(t *testing.T) {
+	ctx := context.Background()
+	line := BudgetLine{Scope: acme, Period: Monthly, Limit: 10_000_000}
+	tests := []struct {
+		name        string
+		reserve     []string         // reserved before the outage
+		commits     map[string]int64 // committed during the outage, in key order below
+		order       []string
+		limit       int
+		wantSpooled int
+		wantErrs    int // commits refused because the spool was full
+		wantWritten int
+		wantSpent   int64
+		wantHeld    int64 // still reserved: a dropped commit's reservation waits for its TTL
+		wantDropped map[string]float64
+	}{
+		{
+			name: "everything replayed", reserve: []string{"a", "b"}, order: []string{"a", "b"},
+			commits: map[string]int64{"a": 100, "b": 250}, limit: 10,
+			wantSpooled: 2, wantWritten: 2, wantSpent: 350,
+		},
+		{
+			name: "full spool drops and says so", reserve: []string{"a", "b", "c"}, order: []string{"a", "b", "c"},
+			commits: map[string]int64{"a": 100, "b": 250, "c": 7}, limit: 2,
+			wantSpooled: 2, wantErrs: 1, wantWritten: 2, wantSpent: 350, wantHeld: 1_000,
+			wantDropped: map[string]float64{"spool_full": 1},
+		},
+		{
+			name: "unknown reservation dropped on replay", reserve: []string{"a"}, order: []string{"a", "ghost"},
+			commits: map[string]int64{"a": 100, "ghost": 999}, limit: 10,
+			wantSpooled: 2, wantWritten: 1, wantSpent: 100,
+			wantDropped: map[string]float64{"unknown_reservation": 1},
+		},
+		{
+			name: "a commit that did land replays as a no-op", reserve: []string{"a"}, order: []string{"a", "a"},
+			commits: map[string]int64{"a": 100}, limit: 10,
+			wantSpooled: 2, wantWritten: 2, wantSpent: 100,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := NewMemory(Options{Clock: newFakeClock(t0)})
+			flaky := &flakyBudgets{Budgets: mem}
+			metrics := NewMetrics()
+			spool := NewSpooler(flaky, tc.limit, metrics)
+			for _, id := range tc.reserve {
+				if err := mem.Reserve(ctx, rid(id), []BudgetLine{line}, 1_000, time.Hour); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flaky.down.Store(true)
+			spooled, errs := 0, 0
+			for _, id := range tc.order {
+				out, err := spool.Commit(ctx, rid(id), tc.commits[id])
+				switch {
+				case err == nil && out == OutcomeSpooled:
+					spooled++
+				case errors.Is(err, ErrSpoolFull) && errors.Is(err, ErrUnavailable):
+					errs++
+				default:
+					t.Fatalf("commit %s while down: %s, %v", id, out, err)
+				}
+			}
+			if spooled != tc.wantSpooled || errs != tc.wantErrs {
+				t.Errorf("spooled %d, refused %d; want %d, %d", spooled, errs, tc.wantSpooled, tc.wantErrs)
+			}
+			if n, err := spool.Replay(ctx); n != 0 || !errors.Is(err, ErrUnavailable) || spool.Len() != tc.wantSpooled {
+				t.Errorf("replay while down: wrote %d, err %v, kept %d; want 0, ErrUnavailable, %d", n, err, spool.Len(), tc.wantSpooled)
+			}
+			flaky.down.Store(false)
+			n, err := spool.Replay(ctx)
+			if err != nil || n != tc.wantWritten || spool.Len() != 0 {
+				t.Errorf("replay: wrote %d, err %v, kept %d; want %d, nil, 0", n, err, spool.Len(), tc.wantWritten)
+			}
+			st, err := mem.Budget(ctx, line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Spent != tc.wantSpent || st.Reserved != tc.wantHeld {
+				t.Errorf("spent %d, reserved %d; want %d, %d", st.Spent, st.Reserved, tc.wantSpent, tc.wantHeld)
+			}
+			for _, reason := range []string{"spool_full", "unknown_reservation", "rejected"} {
+				if got := metricValue(t, metrics.dropped.WithLabelValues(reason)); got != tc.wantDropped[reason] {
+					t.Errorf("dropped{reason=%q} = %v, want %v", reason, got, tc.wantDropped[reason])
+				}
+			}
+		})
+	}
+}
+
+// TestSpoolerRun replays in the background once the store is back.
+func TestSpoolerRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem := NewMemory(Options{Clock: newFakeClock(t0)})
+	flaky := &flakyBudgets{Budgets: mem}
+	flaky.down.Store(true)
+	spool := NewSpooler(flaky, 10, nil)
+	line := BudgetLine{Scope: acme, Period: Daily, Limit: 1_000}
+	if err := mem.Reserve(ctx, rid("a"), []BudgetLine{line}, 500, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := spool.Commit(ctx, rid("a"), 400); out != OutcomeSpooled || err != nil {
+		t.Fatalf("commit while down: %s, %v", out, err)
+	}
+	done := make(chan struct{})
+	go func() { spool.Run(ctx, time.Millisecond); close(done) }()
+	flaky.down.Store(false)
+	for deadline := time.Now().Add(10 * time.Second); spool.Len() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Run never replayed the spooled commit")
+		}
+	}
+	cancel()
+	<-done
+	st, err := mem.Budget(context.Background(), line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spent != 400 || st.Reserved != 0 {
+		t.Errorf("spent %d, reserved %d; want 400, 0", st.Spent, st.Reserved)
+	}
+}
