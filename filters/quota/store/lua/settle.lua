@@ -23,7 +23,7 @@ for bk in string.gmatch(r[3], '%S+') do
   if commit then
     redis.call('HINCRBY', bk, 'spent', ARGV[2])
     if string.match(bk, ':d%d+$') then
-      local _ = 1
+      redis.call('HINCRBY', bk, hour, ARGV[2])
     end
   end
   redis.call('PEXPIRE', bk, keep_ms(bk))
