@@ -285,7 +285,10 @@ func testReserveCommitRelease(t *testing.T, newReplica func(Clock) Store) {
 		// The refused ID was never reserved.
 		settle(t, a, true, "r4", 1, 0, ErrUnknownReservation)
 	})
-	t.Run("exact fit is allowed", func(t *testing.T) {
+	t.Run("exact fit is allowed, one more is not", func(t *testing.T) {
+		if err := reserve(b, "r5", 2_900_001); !errors.Is(err, ErrBudgetExceeded) {
+			t.Fatalf("reserve one over: got %v, want ErrBudgetExceeded", err)
+		}
 		if err := reserve(a, "r5", 2_900_000); err != nil {
 			t.Fatal(err)
 		}

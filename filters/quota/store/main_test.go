@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 type redisServer struct {
 	bin, dir string
 	port     int
+	extra    []string // more server arguments
 	cmd      *exec.Cmd
 }
 
@@ -80,8 +81,9 @@ func (s *redisServer) start() error {
 		return err
 	}
 	defer logf.Close()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--dbfilename", "dump.rdb")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--dbfilename", "dump.rdb"}, s.extra...)
+	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	if err := s.cmd.Start(); err != nil {
 		return err

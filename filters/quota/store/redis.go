@@ -18,7 +18,10 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script loads lua/<name>.lua behind the shared helpers in lua/lib.lua.
+// script loads lua/<name>.lua behind the shared helpers in lua/lib.lua. The
+// "#!lua" shebang makes Redis 7 refuse, in cluster mode, any key outside the
+// slot of the declared keys, including keys a script builds itself, so a
+// layout mistake fails loudly instead of working only on a single server.
 func script(name string) *redis.Script {
 	lib, err := luaFiles.ReadFile("lua/lib.lua")
 	if err != nil {
@@ -28,7 +31,7 @@ func script(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	return redis.NewScript(string(lib) + "\n" + string(body))
+	return redis.NewScript("#!lua\n" + string(lib) + "\n" + string(body))
 }
 
 var (
