@@ -41,7 +41,7 @@ func TestReplaceSection(t *testing.T) {
 }
 
 func TestWriteSectionCreatesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	path := filepath.Join(t.TempDir(), "docs", "BENCHMARKS.md")
 	if err := writeSection(path, "table\n"); err != nil {
 		t.Fatal(err)
 	}
