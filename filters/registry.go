@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters/quota/store"
 )
 
 // order is the one place that fixes where each filter runs: request hooks
@@ -39,6 +40,9 @@ type Deps struct {
 	Metrics prometheus.Registerer
 	// Secrets resolves provider keys; nil in tools that only validate.
 	Secrets SecretSource
+	// Store is the state replicas share (limits, budgets, runtime keys,
+	// health); nil in tools that only validate.
+	Store store.Store
 }
 
 // SecretSource resolves a secret reference to its value.

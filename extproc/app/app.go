@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
+	"github.com/switchyard/switchyard/filters/quota/store"
 )
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
@@ -39,6 +41,7 @@ type config struct {
 	metrics   string
 	logLevel  string
 	poll      time.Duration
+	redis     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -50,6 +53,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18002", "address of /metrics and /healthz (empty: off)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
+	fs.StringVar(&c.redis, "redis", "", "Redis address (host:port) shared by replicas; empty: embedded in-memory store for a single node")
 	return c, fs.Parse(args)
 }
 
@@ -67,8 +71,20 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}, []string{"process", "result"})
 	reg.MustRegister(reloads)
 
+	storeMetrics := store.NewMetrics()
+	reg.MustRegister(storeMetrics)
+	var st store.Store
+	if c.redis != "" {
+		rc := redis.NewClient(&redis.Options{Addr: c.redis})
+		defer rc.Close()
+		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics})
+		log.Info("store: redis", slog.String("addr", c.redis))
+	} else {
+		st = store.NewMemory(store.Options{Metrics: storeMetrics})
+		log.Info("store: embedded in-memory (single node)")
+	}
 	build := func(p *policy.Policy) (*server.Runtime, error) {
-		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}})
+		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st})
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,12 @@
+# Switchyard's Go services (xds, extproc) and the provider simulators.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/ ./xds ./extproc ./e2e/providersim/cmd/providersim
+
+FROM gcr.io/distroless/static-debian12
+COPY --from=build /out/ /usr/local/bin/
+COPY configs/ /etc/switchyard/configs/
+USER 65532:65532

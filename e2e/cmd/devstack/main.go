@@ -1,0 +1,62 @@
+// Command devstack is `make run`: it starts the provider simulators, Redis
+// (when installed; otherwise ext_proc uses its embedded store), the control
+// plane, ext_proc and Envoy on the fixed local ports of configs/local, and
+// serves the OpenAI API at http://127.0.0.1:8080/v1 until Ctrl-C, which
+// stops every process it started.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/switchyard/switchyard/e2e/harness"
+)
+
+func main() {
+	policyDir := flag.String("config", "configs/local", "policy directory to serve (copied; edit the copy to see live reloads)")
+	quiet := flag.Bool("quiet", false, "do not echo process output")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *policyDir, *quiet); err != nil {
+		fmt.Fprintln(os.Stderr, "devstack:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, policyDir string, quiet bool) error {
+	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Dir: ".run"}
+	if !quiet {
+		o.Out = os.Stdout
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	s, err := harness.Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	store := "embedded in-memory store (redis-server not installed)"
+	if s.RedisAddr != "" {
+		store = "redis at " + s.RedisAddr
+	}
+	fmt.Printf(`
+Switchyard is serving the OpenAI API at %s/v1  (store: %s)
+
+  curl %s/v1/chat/completions -H 'Authorization: Bearer sk-local-demo' \
+    -H 'Content-Type: application/json' \
+    -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
+
+The policy being served is %s: edit it and the gateway reloads it.
+Simulator control API: %s   Logs: %s/*.log   Ctrl-C stops everything.
+sk-local-demo and sk-local-admin are for local use only.
+`, s.URL, store, s.URL, s.PolicyDir, s.Sim.ControlURL(), s.Dir)
+	<-ctx.Done()
+	fmt.Println("\nstopping...")
+	return nil
+}

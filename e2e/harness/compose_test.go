@@ -1,0 +1,127 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+type compose struct {
+	Services map[string]struct {
+		Image       string   `yaml:"image"`
+		Build       string   `yaml:"build"`
+		Command     []string `yaml:"command"`
+		Ports       []string `yaml:"ports"`
+		Volumes     []string `yaml:"volumes"`
+		NetworkMode string   `yaml:"network_mode"`
+	} `yaml:"services"`
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestComposeMatchesMakeRun checks docker-compose.yml against what `make
+// run` uses: the pinned Envoy version, the bootstrap and policy paths, and
+// the ports of configs/local and envoy/bootstrap.yaml.
+func TestComposeMatchesMakeRun(t *testing.T) {
+	r := root(t)
+	data, err := os.ReadFile(filepath.Join(r, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c compose
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatalf("docker-compose.yml does not parse: %v", err)
+	}
+	for _, name := range []string{"envoy", "xds", "extproc", "providersim", "redis", "prometheus", "grafana"} {
+		if _, ok := c.Services[name]; !ok {
+			t.Errorf("service %q missing", name)
+		}
+	}
+	envoy := c.Services["envoy"]
+	if want := "envoyproxy/envoy:v" + EnvoyVersion; envoy.Image != want {
+		t.Errorf("envoy image = %q, want %q (the pinned version)", envoy.Image, want)
+	}
+	mk, err := os.ReadFile(filepath.Join(r, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "ENVOY_VERSION := "+EnvoyVersion) {
+		t.Errorf("Makefile does not pin envoy %s", EnvoyVersion)
+	}
+	if !contains(envoy.Volumes, "./envoy/bootstrap.yaml:/etc/envoy/bootstrap.yaml:ro") {
+		t.Errorf("envoy does not mount envoy/bootstrap.yaml: %v", envoy.Volumes)
+	}
+	p, err := policy.Load(filepath.Join(r, "configs", "local"))
+	if err != nil {
+		t.Fatalf("configs/local: %v", err)
+	}
+	published := strconv.Itoa(p.Gateway.ListenPort) + ":" + strconv.Itoa(LocalPorts.Gateway)
+	if p.Gateway.ListenPort != LocalPorts.Gateway || !contains(envoy.Ports, published) {
+		t.Errorf("gateway port: policy %d, make run %d, compose %v", p.Gateway.ListenPort, LocalPorts.Gateway, envoy.Ports)
+	}
+	if !contains(envoy.Ports, "9901:9901") || LocalPorts.EnvoyAdmin != 9901 {
+		t.Errorf("envoy admin port differs: compose %v, make run %d", envoy.Ports, LocalPorts.EnvoyAdmin)
+	}
+	args := func(svc string) string { return strings.Join(c.Services[svc].Command, " ") }
+	for svc, want := range map[string][]string{
+		"xds":     {"-config /etc/switchyard/configs/local", "-listen " + addr(LocalPorts.XDS), "-metrics " + addr(LocalPorts.XDSMetrics)},
+		"extproc": {"-config /etc/switchyard/configs/local", "-listen " + addr(LocalPorts.ExtProc), "-metrics " + addr(LocalPorts.ExtProcMetrics)},
+	} {
+		for _, w := range want {
+			if !strings.Contains(args(svc), w) {
+				t.Errorf("%s command %q lacks %q", svc, args(svc), w)
+			}
+		}
+		if !contains(c.Services[svc].Volumes, "./configs/local:/etc/switchyard/configs/local:ro") {
+			t.Errorf("%s does not mount configs/local", svc)
+		}
+	}
+	for _, pr := range p.Providers {
+		want := pr.Name + "=" + string(pr.Kind) + "@" + addr(LocalPorts.Providers[pr.Name])
+		if !strings.Contains(args("providersim"), want) || pr.Port != LocalPorts.Providers[pr.Name] {
+			t.Errorf("provider %s: policy port %d, make run %d, compose %q", pr.Name, pr.Port, LocalPorts.Providers[pr.Name], args("providersim"))
+		}
+	}
+	// envoy/bootstrap.yaml points at the same xds and ext_proc ports.
+	bs, err := os.ReadFile(filepath.Join(r, "envoy", "bootstrap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range []int{LocalPorts.XDS, LocalPorts.ExtProc, LocalPorts.EnvoyAdmin} {
+		if !regexp.MustCompile(`port_value: ` + strconv.Itoa(port) + `\b`).Match(bs) {
+			t.Errorf("envoy/bootstrap.yaml does not use port %d", port)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFindEnvoyExplainsHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("SWITCHYARD_ENVOY", "")
+	_, err := FindEnvoy(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "make deps") || !strings.Contains(err.Error(), EnvoyVersion) {
+		t.Fatalf("err = %v; want instructions naming make deps and %s", err, EnvoyVersion)
+	}
+}

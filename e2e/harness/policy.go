@@ -1,0 +1,120 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// copyPolicy copies the policy files of src into dst, pointing each
+// provider at its simulator (by name) and the gateway at listen. Only
+// those values change; everything else is the user's policy as written.
+func copyPolicy(src, dst string, providerURL func(name string) (string, bool), listen string) error {
+	files, err := policy.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(f.Data, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if len(doc.Content) > 0 {
+			root := doc.Content[0]
+			for _, p := range seq(mapValue(root, "providers")) {
+				name := mapValue(p, "name")
+				if name == nil {
+					continue
+				}
+				if u, ok := providerURL(name.Value); ok {
+					setScalar(p, "base_url", u)
+				}
+			}
+			if gw := mapValue(root, "gateway"); gw != nil && listen != "" {
+				setScalar(gw, "listen", listen)
+			}
+		}
+		out, err := yaml.Marshal(&doc)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f.Name)), out, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func seq(n *yaml.Node) []*yaml.Node {
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	return n.Content
+}
+
+func setScalar(m *yaml.Node, key, value string) {
+	if v := mapValue(m, key); v != nil {
+		v.Kind, v.Tag, v.Value, v.Style = yaml.ScalarNode, "!!str", value, 0
+		return
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: value})
+}
+
+// bootstrap renders envoy/bootstrap.yaml with this stack's addresses.
+func bootstrap(root, out string, adminPort, xdsPort, extprocPort int, nodeID string) error {
+	data, err := os.ReadFile(filepath.Join(root, "envoy", "bootstrap.yaml"))
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	root0 := doc.Content[0]
+	setScalar(mapValue(root0, "node"), "id", nodeID)
+	setPort(mapValue(mapValue(mapValue(root0, "admin"), "address"), "socket_address"), adminPort)
+	for _, c := range seq(mapValue(mapValue(root0, "static_resources"), "clusters")) {
+		port := 0
+		switch mapValue(c, "name").Value {
+		case "xds":
+			port = xdsPort
+		case "switchyard_extproc":
+			port = extprocPort
+		}
+		for _, ep := range seq(mapValue(mapValue(c, "load_assignment"), "endpoints")) {
+			for _, lb := range seq(mapValue(ep, "lb_endpoints")) {
+				setPort(mapValue(mapValue(mapValue(lb, "endpoint"), "address"), "socket_address"), port)
+			}
+		}
+	}
+	b, err := yaml.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+func setPort(sa *yaml.Node, port int) {
+	if v := mapValue(sa, "port_value"); v != nil {
+		v.Kind, v.Tag, v.Value = yaml.ScalarNode, "!!int", fmt.Sprint(port)
+	}
+}

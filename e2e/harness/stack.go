@@ -1,0 +1,444 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/e2e/providersim"
+)
+
+// RedisMode says whether a stack runs redis-server.
+type RedisMode int
+
+// Redis modes.
+const (
+	// RedisRequired starts redis-server and fails without it (tests).
+	RedisRequired RedisMode = iota
+	// RedisIfPresent starts it when installed, else the gateway uses its
+	// embedded store (make run).
+	RedisIfPresent
+	// RedisOff never starts it.
+	RedisOff
+)
+
+// Ports fixes the addresses of a stack; zero values pick free ports.
+type Ports struct {
+	Gateway, EnvoyAdmin, XDS, ExtProc, ExtProcMetrics, XDSMetrics, Redis, SimControl int
+	// Providers maps a provider name to its simulator port.
+	Providers map[string]int
+}
+
+// LocalPorts are the addresses `make run` uses, matching configs/local.
+var LocalPorts = Ports{
+	Gateway: 8080, EnvoyAdmin: 9901, XDS: 18000, ExtProc: 18001, ExtProcMetrics: 18002, XDSMetrics: 18003,
+	Redis: 16379, SimControl: 9100,
+	Providers: map[string]int{"openai": 9101, "anthropic": 9102, "gemini": 9103},
+}
+
+// Options configure a stack.
+type Options struct {
+	// Root is the module root; empty finds it from the working directory.
+	Root string
+	// Policy is the policy directory to copy (default configs/local).
+	Policy string
+	// Dir holds the stack's files and logs; empty makes a temporary one.
+	Dir string
+	// Ports fixes addresses; zero values pick free ports.
+	Ports Ports
+	// Replicas is the number of Envoy + ext_proc pairs (default 1). They
+	// share the listener port (SO_REUSEPORT), the control plane and Redis.
+	Replicas int
+	Redis    RedisMode
+	// ExtraProviders adds simulators the policy copy does not name yet.
+	ExtraProviders []providersim.ProviderConfig
+	// ProviderKeys makes a simulated provider insist on a key.
+	ProviderKeys map[string]string
+	// Env is added to every gateway process's environment.
+	Env []string
+	// Out, when set, also receives every process's output.
+	Out io.Writer
+}
+
+// Replica is one Envoy with its ext_proc.
+type Replica struct {
+	EnvoyAdmin     string // http://host:port
+	ExtProcMetrics string // http://host:port
+}
+
+// Stack is a running gateway.
+type Stack struct {
+	Dir       string
+	PolicyDir string
+	URL       string // http://127.0.0.1:port, the OpenAI base is URL+"/v1"
+	Sim       *providersim.Sim
+	RedisAddr string
+	XDS       string // http://host:port of the control plane's metrics
+	Replicas  []Replica
+
+	mu    sync.Mutex
+	procs []*proc
+}
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// Start builds (if needed) and starts a stack, and waits until it serves.
+func Start(ctx context.Context, o Options) (s *Stack, err error) {
+	if o.Root == "" {
+		if o.Root, err = ModuleRoot(); err != nil {
+			return nil, err
+		}
+	}
+	if o.Policy == "" {
+		o.Policy = filepath.Join(o.Root, "configs", "local")
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	envoy, err := FindEnvoy(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		if o.Dir, err = os.MkdirTemp("", "switchyard-e2e-"); err != nil {
+			return nil, err
+		}
+	}
+	s = &Stack{Dir: o.Dir, PolicyDir: filepath.Join(o.Dir, "policy")}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	bin, err := Binaries(o.Root, filepath.Join(o.Dir, "bin"))
+	if err != nil {
+		return nil, err
+	}
+
+	src, err := policy.Load(o.Policy)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startSim(ctx, src, o); err != nil {
+		return nil, err
+	}
+	gw := pick(o.Ports.Gateway)
+	s.URL = "http://127.0.0.1:" + strconv.Itoa(gw)
+	if err := copyPolicy(o.Policy, s.PolicyDir, func(name string) (string, bool) {
+		if a := s.Sim.Addr(name); a != "" {
+			return "http://" + a, true
+		}
+		return "", false
+	}, "127.0.0.1:"+strconv.Itoa(gw)); err != nil {
+		return nil, err
+	}
+
+	if o.Redis != RedisOff {
+		if err := s.startRedis(o); err != nil {
+			return nil, err
+		}
+	}
+
+	xdsPort, xdsMetrics := pick(o.Ports.XDS), pick(o.Ports.XDSMetrics)
+	s.XDS = "http://127.0.0.1:" + strconv.Itoa(xdsMetrics)
+	if err := s.start(o, "xds", filepath.Join(bin, "xds"), "-config", s.PolicyDir,
+		"-listen", addr(xdsPort), "-metrics", addr(xdsMetrics), "-poll", "500ms"); err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, s.XDS+"/healthz", 200); err != nil {
+		return nil, s.failure("xds", err)
+	}
+
+	for i := range o.Replicas {
+		ports := o.Ports
+		if i > 0 {
+			ports = Ports{}
+		}
+		epPort, epMetrics, admin := pick(ports.ExtProc), pick(ports.ExtProcMetrics), pick(ports.EnvoyAdmin)
+		name := "extproc-" + strconv.Itoa(i)
+		args := []string{"-config", s.PolicyDir, "-listen", addr(epPort), "-metrics", addr(epMetrics), "-poll", "500ms"}
+		if s.RedisAddr != "" {
+			args = append(args, "-redis", s.RedisAddr)
+		}
+		if err := s.start(o, name, filepath.Join(bin, "extproc"), args...); err != nil {
+			return nil, err
+		}
+		r := Replica{EnvoyAdmin: "http://127.0.0.1:" + strconv.Itoa(admin), ExtProcMetrics: "http://127.0.0.1:" + strconv.Itoa(epMetrics)}
+		if err := waitHTTP(ctx, r.ExtProcMetrics+"/healthz", 200); err != nil {
+			return nil, s.failure(name, err)
+		}
+		bs := filepath.Join(o.Dir, "envoy-"+strconv.Itoa(i)+".yaml")
+		if err := bootstrap(o.Root, bs, admin, xdsPort, epPort, "switchyard-envoy-"+strconv.Itoa(i)); err != nil {
+			return nil, err
+		}
+		ename := "envoy-" + strconv.Itoa(i)
+		if err := s.start(o, ename, envoy, "-c", bs, "--log-level", "warn", "--disable-hot-restart",
+			"--drain-time-s", "1", "--parent-shutdown-time-s", "2"); err != nil {
+			return nil, err
+		}
+		if err := waitEnvoy(ctx, r.EnvoyAdmin); err != nil {
+			return nil, s.failure(ename, err)
+		}
+		s.Replicas = append(s.Replicas, r)
+	}
+	if err := waitHTTP(ctx, s.URL+"/v1/models", 0); err != nil {
+		return nil, s.failure("envoy-0", err)
+	}
+	return s, nil
+}
+
+func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error {
+	cfg := providersim.Config{ControlAddr: addr(pick(o.Ports.SimControl))}
+	for _, pr := range p.Providers {
+		cfg.Providers = append(cfg.Providers, providersim.ProviderConfig{
+			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: addr(pick(o.Ports.Providers[pr.Name])), ExpectKey: o.ProviderKeys[pr.Name],
+		})
+	}
+	for _, e := range o.ExtraProviders {
+		if e.Addr == "" {
+			e.Addr = addr(pick(0))
+		}
+		cfg.Providers = append(cfg.Providers, e)
+	}
+	sim, err := providersim.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("starting the provider simulators: %w", err)
+	}
+	s.Sim = sim
+	return nil
+}
+
+func (s *Stack) startRedis(o Options) error {
+	path, err := FindRedis()
+	if err != nil {
+		if o.Redis == RedisIfPresent {
+			return nil
+		}
+		return err
+	}
+	port := pick(o.Ports.Redis)
+	if err := s.start(o, "redis", path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.Dir); err != nil {
+		return err
+	}
+	s.RedisAddr = addr(port)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", s.RedisAddr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s.failure("redis", errors.New("redis-server did not start listening"))
+}
+
+// start runs a process with its output in Dir/<name>.log.
+func (s *Stack) start(o Options, name, path string, args ...string) error {
+	logPath := filepath.Join(s.Dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	var out io.Writer = f
+	if o.Out != nil {
+		out = io.MultiWriter(f, prefixWriter{name: name, w: o.Out})
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	s.mu.Lock()
+	s.procs = append(s.procs, p)
+	s.mu.Unlock()
+	return nil
+}
+
+// Running reports whether the named process is still alive.
+func (s *Stack) Running(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.name == name {
+			select {
+			case <-p.done:
+				return false
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Log returns a process's output so far.
+func (s *Stack) Log(name string) string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, name+".log"))
+	return string(b)
+}
+
+// Kill stops one process at once (SIGKILL), as a crash would.
+func (s *Stack) Kill(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.name == name {
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+}
+
+// Close stops every process (SIGTERM, then SIGKILL) and the simulators.
+func (s *Stack) Close() {
+	s.mu.Lock()
+	procs := s.procs
+	s.procs = nil
+	s.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+	if s.Sim != nil {
+		s.Sim.Close()
+	}
+}
+
+// WritePolicyFile replaces (or adds) one policy file atomically, as an
+// operator's deploy tool would.
+func (s *Stack) WritePolicyFile(name string, data []byte) error {
+	tmp := filepath.Join(s.Dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.PolicyDir, name))
+}
+
+// ReadPolicyFile returns one policy file of the running copy.
+func (s *Stack) ReadPolicyFile(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(s.PolicyDir, name))
+}
+
+func (s *Stack) failure(name string, err error) error {
+	log := s.Log(name)
+	if len(log) > 4000 {
+		log = log[len(log)-4000:]
+	}
+	return fmt.Errorf("%s: %w\n--- %s log (tail) ---\n%s", name, err, name, log)
+}
+
+func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+
+// pick returns port, or a free one when port is 0.
+func pick(port int) int {
+	if port != 0 {
+		return port
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitHTTP(ctx context.Context, url string, want int) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last error
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if want == 0 || resp.StatusCode == want {
+				return nil
+			}
+			last = fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not ready: %w", last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func waitEnvoy(ctx context.Context, admin string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, admin+"/ready", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.TrimSpace(string(b)) == "LIVE" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("envoy did not become LIVE")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+type prefixWriter struct {
+	name string
+	w    io.Writer
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line != "" {
+			if _, err := fmt.Fprintf(p.w, "%-10s| %s", p.name, line); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(b), nil
+}
+
+// PID returns the process ID of the named process, 0 if unknown.
+func (s *Stack) PID(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.procs {
+		if p.name == name {
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
