@@ -81,13 +81,11 @@ func (r *Redis) now() string {
 	return strconv.FormatInt(r.clock.Now().UnixMicro(), 10)
 }
 
-// fail classifies err: unreachable or not-serving servers become
-// ErrUnavailable (counted), anything else stays a plain error.
+// fail classifies err: an unreachable or not-serving server, or a timeout,
+// becomes ErrUnavailable (counted); a cancelled call or a reply error from a
+// serving Redis stays a plain error.
 func (r *Redis) fail(op string, err error) error {
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("store %s: %w", op, err)
-	}
-	if isServerFault(err) {
+	if errors.Is(err, context.Canceled) || isServerFault(err) {
 		return fmt.Errorf("store %s: %w", op, err)
 	}
 	r.metrics.outage(op)

@@ -168,6 +168,7 @@ const (
 
 var outcomeNames = [...]string{"", "committed", "released", "late_commit", "already_committed", "already_released", "already_expired", "spooled"}
 
+// String returns the outcome's snake_case name, as used in logs.
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) && o != 0 {
 		return outcomeNames[o]

@@ -73,6 +73,7 @@ const (
 	Monthly
 )
 
+// String returns "daily" or "monthly".
 func (p Period) String() string {
 	switch p {
 	case Daily:
