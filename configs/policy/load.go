@@ -118,6 +118,10 @@ func decodeFile(f File, idx nodeIndex) (*Spec, Problems) {
 	}
 	var spec Spec
 	if err := root.Decode(&spec); err != nil {
+		var ne *nodeError
+		if errors.As(err, &ne) {
+			return nil, Problems{{File: f.Name, Line: ne.node.Line, Column: ne.node.Column, Field: idx.pathOf(f.Name, ne.node), Reason: ne.msg}}
+		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			for _, e := range te.Errors {
@@ -165,6 +169,16 @@ func (x nodeIndex) put(file, path string, n *yaml.Node) {
 
 func (x nodeIndex) lookup(file, path string) *yaml.Node {
 	return x[file][path]
+}
+
+// pathOf finds the path of a node, for errors raised while decoding it.
+func (x nodeIndex) pathOf(file string, n *yaml.Node) string {
+	for p, m := range x[file] {
+		if m == n {
+			return p
+		}
+	}
+	return ""
 }
 
 var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()

@@ -9,17 +9,30 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// nodeError is a decoding error located at a node, so the loader can
+// report its file, line, column and field like any other problem.
+type nodeError struct {
+	node *yaml.Node
+	msg  string
+}
+
+func (e *nodeError) Error() string { return fmt.Sprintf("line %d: %s", e.node.Line, e.msg) }
+
+func errAt(n *yaml.Node, format string, args ...any) error {
+	return &nodeError{node: n, msg: fmt.Sprintf(format, args...)}
+}
+
 // Duration is a time.Duration written as "30s" or "5m".
 type Duration time.Duration
 
 // UnmarshalYAML implements [yaml.Unmarshaler].
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("must be a duration such as 30s")
+		return errAt(n, "must be a duration such as 30s")
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil || v < 0 {
-		return fmt.Errorf("must be a non-negative duration such as 30s, got %q", n.Value)
+		return errAt(n, "must be a non-negative duration such as 30s, got %q", n.Value)
 	}
 	*d = Duration(v)
 	return nil
@@ -36,7 +49,7 @@ var byteUnits = []struct {
 // UnmarshalYAML implements [yaml.Unmarshaler].
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("must be a size such as 10MiB")
+		return errAt(n, "must be a size such as 10MiB")
 	}
 	s := strings.TrimSpace(n.Value)
 	mult := int64(1)
@@ -48,7 +61,7 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 0 || v > (1<<40)/mult {
-		return fmt.Errorf("must be a size such as 10MiB, got %q", n.Value)
+		return errAt(n, "must be a size such as 10MiB, got %q", n.Value)
 	}
 	*b = ByteSize(v * mult)
 	return nil
@@ -75,7 +88,7 @@ func (f *FilterSpec) UnmarshalYAML(n *yaml.Node) error {
 		}
 		for i := 0; i < len(n.Content); i += 2 {
 			if k := n.Content[i].Value; k != "name" && k != "args" {
-				return fmt.Errorf("line %d: filter field %q is unknown (want name, args)", n.Content[i].Line, k)
+				return errAt(n.Content[i], "unknown filter field %q (known: name, args)", k)
 			}
 		}
 		if err := n.Decode(&raw); err != nil {
@@ -84,6 +97,6 @@ func (f *FilterSpec) UnmarshalYAML(n *yaml.Node) error {
 		f.Name, f.Args = raw.Name, raw.Args
 		return nil
 	default:
-		return fmt.Errorf("must be a filter name or {name, args}")
+		return errAt(n, "must be a filter name or {name, args}")
 	}
 }
