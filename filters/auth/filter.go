@@ -40,7 +40,7 @@ func (*Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	token := filters.BearerToken(x.Header)
 	if token == "" {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key",
-			"you didn't provide an API key; send it as 'Authorization: Bearer <key>'")
+			"you didn't provide an API key; send it as 'Authorization: Bearer YOUR_KEY'")
 	}
 	key := x.Policy.KeyByHash(sha256.Sum256([]byte(token)))
 	if key == nil {
