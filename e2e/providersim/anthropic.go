@@ -19,8 +19,10 @@ func (a anthropic) routes(p *provider) {
 
 func (anthropic) streaming(_ *http.Request, body []byte) bool { return streamFlag(body) }
 
+// authorized accepts the key in x-api-key or as a bearer token: the
+// current Go SDK's WithAPIKey sends the latter.
 func (anthropic) authorized(r *http.Request, key string) bool {
-	return keyMatches(r.Header.Get("x-api-key"), key)
+	return keyMatches(r.Header.Get("x-api-key"), key) || keyMatches(r.Header.Get("Authorization"), "Bearer "+key)
 }
 
 func (anthropic) authError() apiError {

@@ -144,12 +144,17 @@ func (o openAI) writeError(w http.ResponseWriter, e apiError) {
 			Param   *string `json:"param"`
 			Code    int     `json:"code"`
 		}{"error", e.message, orDefault(e.typ, "invalid_request_error"), nullable(e.param), e.status}
+	} else if o.flavor == flavorAzure {
+		// Azure's own errors carry only code and message; the ones it
+		// relays from the model also carry type and param.
+		body = map[string]any{"error": struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Type    string `json:"type,omitempty"`
+			Param   string `json:"param,omitempty"`
+		}{orDefault(e.code, strconv.Itoa(e.status)), e.message, e.typ, e.param}}
 	} else {
-		code := e.code
-		if code == "" && o.flavor == flavorAzure {
-			code = strconv.Itoa(e.status)
-		}
-		body = map[string]any{"error": oaErrorBody{Message: e.message, Type: nullable(e.typ), Param: nullable(e.param), Code: nullable(code)}}
+		body = map[string]any{"error": oaErrorBody{Message: e.message, Type: nullable(e.typ), Param: nullable(e.param), Code: nullable(e.code)}}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.status)
@@ -754,12 +759,12 @@ func (o openAI) embeddings(x *exchange, deployment string) {
 		tokens += in.tokens
 	}
 	x.p.served(tokens, 0)
-	x.writeJSON(http.StatusOK, map[string]any{
-		"object": "list",
-		"data":   data,
-		"model":  model,
-		"usage":  map[string]int{"prompt_tokens": tokens, "total_tokens": tokens},
-	})
+	x.writeJSON(http.StatusOK, struct {
+		Object string         `json:"object"`
+		Data   []item         `json:"data"`
+		Model  string         `json:"model"`
+		Usage  map[string]int `json:"usage"`
+	}{"list", data, model, map[string]int{"prompt_tokens": tokens, "total_tokens": tokens}})
 }
 
 type oaModel struct {
