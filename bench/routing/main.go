@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"time"
 
+	docs "github.com/switchyard/switchyard/bench/report"
 	"github.com/switchyard/switchyard/bench/routing/routellm"
 	"github.com/switchyard/switchyard/bench/routing/train"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -67,7 +68,7 @@ func run(args []string, stdout io.Writer) error {
 
 	r := report{
 		Date:      time.Now().UTC().Format("2006-01-02"),
-		Machine:   machine(),
+		Machine:   docs.Machine(),
 		GoVersion: runtime.Version(),
 		Stale:     !sameModel(shipped, inSample),
 	}
@@ -90,7 +91,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *write != "" {
-		return writeSection(*write, out.String())
+		return docs.WriteSection(*write, section, out.String())
 	}
 	return nil
 }

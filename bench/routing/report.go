@@ -15,12 +15,9 @@ import (
 	"time"
 )
 
-// Markers delimit this program's section of docs/BENCHMARKS.md; other
+// section names this program's part of docs/BENCHMARKS.md; other
 // sections of that file belong to other benchmarks.
-const (
-	beginMarker = "<!-- routing-eval:begin -->"
-	endMarker   = "<!-- routing-eval:end -->"
-)
+const section = "routing-eval"
 
 // paperSaved is the strong-call saving RouteLLM's paper reports for its
 // prompt-only routers at 95 % quality (issue 7).
@@ -135,63 +132,4 @@ func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
 func micros(d time.Duration) string {
 	return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
-}
-
-// machine describes the host as `uname -m`, core count and CPU model.
-func machine() string {
-	arch := runtime.GOARCH
-	if out, err := exec.Command("uname", "-m").Output(); err == nil {
-		arch = strings.TrimSpace(string(out))
-	}
-	desc := fmt.Sprintf("%s %s, %d cores", runtime.GOOS, arch, runtime.NumCPU())
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				desc += ", " + strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return desc
-}
-
-// writeSection replaces the text between the routing-eval markers in path
-// with section, leaving the rest of the file alone. A missing file is
-// created with a title; a file without the markers gets the section
-// appended.
-func writeSection(path, section string) error {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		old = []byte("# Benchmarks\n")
-	} else if err != nil {
-		return err
-	}
-	updated, err := replaceSection(old, section)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, updated, 0o644)
-}
-
-func replaceSection(doc []byte, section string) ([]byte, error) {
-	block := beginMarker + "\n" + strings.TrimRight(section, "\n") + "\n" + endMarker
-	begin := bytes.Index(doc, []byte(beginMarker))
-	end := bytes.Index(doc, []byte(endMarker))
-	switch {
-	case begin < 0 && end < 0:
-		out := bytes.TrimRight(doc, "\n")
-		return append(out, []byte("\n\n"+block+"\n")...), nil
-	case begin < 0 || end < begin:
-		return nil, errors.New("routing-eval markers are missing or out of order")
-	}
-	var out bytes.Buffer
-	out.Write(doc[:begin])
-	out.WriteString(block)
-	out.Write(doc[end+len(endMarker):])
-	return out.Bytes(), nil
 }
