@@ -77,10 +77,15 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 			p.models[m.Name] = m
 		}
 	}
+	for i := range s.Models {
+		if m := p.models[s.Models[i].Name]; m != nil && len(s.Models[i].Fallback) > 0 {
+			m.Fallback = c.models(s.Models[i].src, display("models", i, m.Name), "fallback", s.Models[i].Fallback, p)
+		}
+	}
 	paths := map[string]bool{}
 	names := map[string]bool{}
 	for i := range s.Routes {
-		if r := c.route(&s.Routes[i], i, paths, names); r != nil {
+		if r := c.route(&s.Routes[i], i, paths, names, p); r != nil {
 			p.Routes = append(p.Routes, r)
 		}
 	}
@@ -283,6 +288,14 @@ func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 		m.Price.CachedInputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.cached_input", *s.Price.CachedInput)
 		ok = ok && pok
 	}
+	m.Quality, m.Cheap, m.SelfHosted = 0.5, s.Cheap, s.SelfHosted
+	if s.Quality != nil {
+		m.Quality = *s.Quality
+		if m.Quality < 0 || m.Quality > 1 {
+			c.at(s.src, d, "quality", "must be between 0 and 1")
+			ok = false
+		}
+	}
 	if !ok {
 		return nil
 	}
@@ -298,7 +311,7 @@ func (c *compiler) price(src source, d, field string, usd float64) (int64, bool)
 	return int64(math.Round(usd * 1e6)), true
 }
 
-func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool) *Route {
+func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *Policy) *Route {
 	d := display("routes", i, s.Name)
 	ok := true
 	switch {
@@ -350,10 +363,139 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool) *Rou
 		seen[f.Name] = true
 		r.Filters = append(r.Filters, FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args, Where: where})
 	}
-	if !ok {
+	before := len(c.probs)
+	r.Routing = c.routing(s.src, d, s.Routing, p)
+	if !ok || len(c.probs) > before {
 		return nil
 	}
 	return r
+}
+
+// Languages the router's detector tells apart (by script; en covers
+// text in Latin script).
+var languages = map[string]bool{"en": true, "zh": true, "ja": true, "ko": true, "ru": true, "ar": true, "he": true, "hi": true, "th": true, "el": true}
+
+var complexityLevels = map[string]bool{"simple": true, "medium": true, "complex": true}
+
+// DefaultStickiness keeps a user on one model for this long.
+const DefaultStickiness = 5 * time.Minute
+
+func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Routing {
+	r := Routing{Strategy: CostOptimized, AutoModel: "auto", Weights: DefaultWeights, MediumAt: 0.4, ComplexAt: 0.7, Stickiness: DefaultStickiness}
+	if s == nil {
+		return r
+	}
+	if s.Strategy != "" {
+		st, ok := strategies[s.Strategy]
+		if !ok {
+			c.at(src, d, "routing.strategy", "must be one of cost-optimized, quality-first, latency-first, weighted; got %q", s.Strategy)
+		}
+		r.Strategy = st
+	}
+	if s.AutoModel != "" {
+		r.AutoModel = s.AutoModel
+		if p.models[s.AutoModel] != nil {
+			c.at(src, d, "routing.auto_model", "%q is a real model; pick a name no model has", s.AutoModel)
+		}
+	}
+	r.AllowOverride = s.AllowOverride
+	r.Fallback = c.models(src, d, "routing.fallback", s.Fallback, p)
+	if s.Weights != nil {
+		r.Weights = c.weights(src, d, "routing.weights", s.Weights)
+	}
+	if cx := s.Complexity; cx != nil {
+		r.MediumAt, r.ComplexAt = cx.MediumAt, cx.ComplexAt
+		if cx.MediumAt <= 0 || cx.ComplexAt <= cx.MediumAt || cx.ComplexAt >= 1 {
+			c.at(src, d, "routing.complexity", "needs 0 < medium_at < complex_at < 1")
+		}
+	}
+	for j, rs := range s.Rules {
+		field := "routing.rules[" + strconv.Itoa(j) + "]"
+		rule := Rule{Name: rs.Name, RouteTo: c.models(src, d, field+".route_to", rs.RouteTo, p)}
+		if rs.Name == "" {
+			c.at(src, d, field+".name", "is required")
+		}
+		if len(rs.RouteTo) == 0 {
+			c.at(src, d, field+".route_to", "names no model")
+		}
+		w := rs.When
+		rule.When = When{TokenCountAbove: w.TokenCountAbove, RequiresTool: w.RequiresTool, RequiresVision: w.RequiresVision, Sensitive: w.Sensitive, Metadata: w.Metadata}
+		for _, lv := range w.Complexity {
+			if !complexityLevels[lv] {
+				c.at(src, d, field+".when.complexity", "levels are simple, medium and complex; got %q", lv)
+			}
+		}
+		rule.When.Complexity = w.Complexity
+		for _, lang := range w.Language {
+			if !languages[lang] {
+				c.at(src, d, field+".when.language", "unknown language %q (known: ar, el, en, he, hi, ja, ko, ru, th, zh)", lang)
+			}
+		}
+		rule.When.Language = w.Language
+		for _, t := range w.Topic {
+			rule.When.Topic = append(rule.When.Topic, strings.ToLower(t))
+		}
+		if len(w.Header) > 0 {
+			rule.When.Header = map[string]string{}
+			for k, v := range w.Header {
+				rule.When.Header[strings.ToLower(k)] = v
+			}
+		}
+		if w.TokenCountAbove < 0 {
+			c.at(src, d, field+".when.token_count_above", "must be >= 0")
+		}
+		if w.TokenCountAbove == 0 && !w.RequiresTool && !w.RequiresVision && !w.Sensitive && len(w.Complexity)+len(w.Topic)+len(w.Language)+len(w.Header)+len(w.Metadata) == 0 {
+			c.at(src, d, field+".when", "sets no condition: a rule that always matches hides the strategy")
+		}
+		r.Rules = append(r.Rules, rule)
+	}
+	if len(s.Tiers) > 0 {
+		r.Tiers = map[string][]*Model{}
+		for tier, names := range s.Tiers {
+			r.Tiers[tier] = c.models(src, d, "routing.tiers."+tier, names, p)
+		}
+	}
+	if sp := s.Split; sp != nil {
+		m := p.models[sp.Model]
+		if m == nil {
+			c.at(src, d, "routing.split.model", "names no model (got %q)", sp.Model)
+		}
+		if sp.Percent <= 0 || sp.Percent > 100 {
+			c.at(src, d, "routing.split.percent", "must be between 1 and 100")
+		}
+		r.Split = &Split{Model: m, Percent: sp.Percent}
+	}
+	if s.Stickiness != nil {
+		r.Stickiness = time.Duration(*s.Stickiness)
+	}
+	return r
+}
+
+func (c *compiler) weights(src source, d, field string, w *WeightsSpec) Weights {
+	out := Weights(*w)
+	for name, v := range map[string]float64{"cost": w.Cost, "latency": w.Latency, "quality": w.Quality, "health": w.Health, "match": w.Match, "consistency": w.Consistency} {
+		if v < 0 || v > 1 {
+			c.at(src, d, field+"."+name, "must be between 0 and 1")
+		}
+	}
+	if w.Cost+w.Latency+w.Quality+w.Health+w.Match+w.Consistency == 0 {
+		c.at(src, d, field, "are all zero")
+	}
+	return out
+}
+
+// models resolves a list of model names.
+func (c *compiler) models(src source, d, field string, names []string, p *Policy) []*Model {
+	var out []*Model
+	for j, n := range names {
+		m := p.models[n]
+		if m == nil {
+			c.at(src, d, field+"["+strconv.Itoa(j)+"]", "names no model (got %q)", n)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool) *Tenant {
@@ -393,6 +535,22 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 			p.keys[h] = key
 		}
 		t.Keys = append(t.Keys, key)
+	}
+	if tr := s.Routing; tr != nil {
+		if tr.Strategy != "" {
+			st, known := strategies[tr.Strategy]
+			if !known {
+				c.at(s.src, d, "routing.strategy", "must be one of cost-optimized, quality-first, latency-first, weighted; got %q", tr.Strategy)
+				ok = false
+			}
+			t.Strategy = st
+		}
+		if tr.Weights != nil {
+			before := len(c.probs)
+			w := c.weights(s.src, d, "routing.weights", tr.Weights)
+			t.Weights = &w
+			ok = ok && len(c.probs) == before
+		}
 	}
 	if !ok {
 		return nil

@@ -123,6 +123,10 @@ type Model struct {
 	DefaultMaxTokens int
 	Caps             Capability
 	Price            Price
+	Quality          float64
+	Cheap            bool
+	SelfHosted       bool
+	Fallback         []*Model
 }
 
 // Route is a compiled route.
@@ -133,6 +137,69 @@ type Route struct {
 	Filters           []FilterRef
 	Attempts          int
 	PerTryIdleTimeout time.Duration
+	Routing           Routing
+}
+
+// Strategy names a ranking of candidate models.
+type Strategy string
+
+// The routing strategies.
+const (
+	CostOptimized Strategy = "cost-optimized"
+	QualityFirst  Strategy = "quality-first"
+	LatencyFirst  Strategy = "latency-first"
+	Weighted      Strategy = "weighted"
+)
+
+var strategies = map[string]Strategy{"cost-optimized": CostOptimized, "quality-first": QualityFirst, "latency-first": LatencyFirst, "weighted": Weighted}
+
+// Routing is a route's compiled routing policy.
+type Routing struct {
+	Strategy      Strategy
+	AutoModel     string
+	AllowOverride bool
+	Fallback      []*Model
+	Weights       Weights
+	MediumAt      float64
+	ComplexAt     float64
+	Rules         []Rule
+	Tiers         map[string][]*Model
+	Split         *Split
+	Stickiness    time.Duration
+}
+
+// Weights of the weighted strategy.
+type Weights struct {
+	Cost, Latency, Quality, Health, Match, Consistency float64
+}
+
+// DefaultWeights are the weighted strategy's weights when none are set.
+var DefaultWeights = Weights{Cost: 0.3, Health: 0.25, Match: 0.25, Consistency: 0.2}
+
+// Rule is a compiled routing rule.
+type Rule struct {
+	Name    string
+	When    When
+	RouteTo []*Model
+}
+
+// When is a compiled rule condition.
+type When struct {
+	Complexity      []string
+	TokenCountAbove int
+	RequiresTool    bool
+	RequiresVision  bool
+	Topic           []string // lower case
+	Language        []string
+	Sensitive       bool
+	Header          map[string]string // lower-case names
+	Metadata        map[string]string
+}
+
+// Split is a compiled traffic split.
+type Split struct {
+	Model   *Model
+	Percent int
 }
 
 // FilterRef is a filter named by a route, with its arguments still raw: the
@@ -151,6 +218,9 @@ type Tenant struct {
 	Tier   string
 	Models map[string]bool // nil means every model
 	Keys   []*Key
+	// Strategy and Weights override the route's when set.
+	Strategy Strategy
+	Weights  *Weights
 }
 
 // Key is a virtual key known by its SHA-256 hash.
