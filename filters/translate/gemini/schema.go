@@ -67,6 +67,7 @@ func cleanParameters(raw json.RawMessage) (json.RawMessage, error) {
 	if props, _ := cleaned["properties"].(map[string]any); len(props) == 0 {
 		return nil, nil
 	}
+	cleaned["type"] = "object" // OpenAI lets clients leave it out; Gemini needs it
 	return json.Marshal(cleaned)
 }
 
