@@ -96,6 +96,12 @@ func newFor(t *testing.T, kind, name, fallback string) *Translator {
 	if b, err := os.ReadFile(filepath.Join("testdata", kind, name+".req.json")); err == nil {
 		raw = b
 	}
+	return newWith(t, raw)
+}
+
+// newWith builds a translator that has translated the OpenAI request raw.
+func newWith(t testing.TB, raw []byte) *Translator {
+	t.Helper()
 	req, perr := wire.ParseChatRequest(raw)
 	if perr != nil {
 		t.Fatalf("request: %v", perr)
