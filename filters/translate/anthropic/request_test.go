@@ -250,10 +250,10 @@ func TestRequestRefusals(t *testing.T) {
 func TestParseDataURL(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name              string
-		in                string
+		name               string
+		in                 string
 		wantType, wantData string
-		wantOK            bool
+		wantOK             bool
 	}{
 		{"png", "data:image/png;base64,AAA=", "image/png", "AAA=", true},
 		{"upper case and parameters", "DATA:Image/PNG;charset=x;BASE64,AAA=", "image/png", "AAA=", true},
