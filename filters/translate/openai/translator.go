@@ -1,8 +1,8 @@
 package openai
 
 import (
-	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/switchyard/switchyard/configs/policy"
@@ -11,57 +11,56 @@ import (
 	"github.com/switchyard/switchyard/filters/translate/translator"
 )
 
-// Translator converts one attempt to an OpenAI-protocol provider.
+// Translator converts one attempt to an OpenAI-protocol provider: OpenAI,
+// Azure OpenAI or an OpenAI-compatible server.
 type Translator struct {
-	t            translator.Target
-	includeUsage bool
+	t translator.Target
+	q quirks
 
-	r        sse.Reader
+	// JSON spellings of the names answers carry, encoded once.
+	clientModel []byte
+	id          []byte
+
+	// What the request asked for, which the answer must honour.
+	stream       bool
+	includeUsage bool
+	// capField is the field the client sent its output cap in, to name it
+	// back when the provider refuses the renamed one.
+	capField string
+	// idBack maps rewritten tool-call ids back to the client's.
+	idBack map[string]string
+	// base64 is set when the client asked for base64 embeddings.
+	base64 bool
+
+	r sse.Reader
+	// toolCalls counts, per choice, tool calls started in a stream whose
+	// deltas carry no index.
+	toolCalls []int
+
 	usage    wire.Usage
 	hasUsage bool
-	done     bool
-	failed   bool
+	// pendingUsage holds the client's usage chunk when the provider put
+	// usage on a choice chunk; it goes out just before [DONE].
+	pendingUsage []byte
+	usageSent    bool
+	done         bool
+	failed       bool
 }
 
-// New returns a translator for one attempt.
-func New(t translator.Target) *Translator { return &Translator{t: t} }
+// New returns a translator for one attempt, for a provider that follows
+// OpenAI's protocol (any dialect quirks off).
+func New(t translator.Target) *Translator { return NewWithDialect(t, DialectGeneric) }
 
-// Request implements [translator.Translator.Request].
-func (tr *Translator) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_json", "the request body is not a JSON object")
+// NewWithDialect returns a translator for one attempt whose
+// openai_compatible provider is the server d names. For other kinds d is
+// ignored.
+func NewWithDialect(t translator.Target, d Dialect) *Translator {
+	return &Translator{
+		t:           t,
+		q:           quirksFor(t.Provider, d),
+		clientModel: appendString(nil, []byte(t.ClientModel)),
+		id:          appendString(nil, []byte(t.ID)),
 	}
-	tr.includeUsage = req.IncludeUsage()
-	obj["model"], _ = json.Marshal(tr.t.Model.Upstream)
-	if req.Stream {
-		opts := map[string]json.RawMessage{}
-		if so, ok := obj["stream_options"]; ok {
-			_ = json.Unmarshal(so, &opts)
-		}
-		opts["include_usage"] = json.RawMessage("true")
-		obj["stream_options"], _ = json.Marshal(opts)
-	} else {
-		delete(obj, "stream_options")
-	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_json", "the request body cannot be re-encoded")
-	}
-	up := translator.Upstream{Body: body, Header: translator.Headers{{Key: "content-type", Value: "application/json"}}}
-	p := tr.t.Provider
-	if p.Kind == policy.KindAzureOpenAI {
-		up.Path = p.BasePath + "/openai/deployments/" + tr.t.Model.Upstream + "/chat/completions?api-version=" + p.APIVersion
-		if tr.t.Key != "" {
-			up.Header = append(up.Header, translator.Header{Key: "api-key", Value: tr.t.Key})
-		}
-	} else {
-		up.Path = p.BasePath + "/v1/chat/completions"
-		if tr.t.Key != "" {
-			up.Header = append(up.Header, translator.Header{Key: "authorization", Value: "Bearer " + tr.t.Key})
-		}
-	}
-	return up, nil
 }
 
 // IsStream implements [translator.Translator.IsStream].
@@ -69,146 +68,30 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 	return status == http.StatusOK && strings.HasPrefix(h.Get("content-type"), "text/event-stream")
 }
 
-// chunkHead is the part of a stream chunk the gateway reads.
-type chunkHead struct {
-	Choices []json.RawMessage `json:"choices"`
-	Usage   *wire.Usage       `json:"usage"`
-	Error   *json.RawMessage  `json:"error"`
-}
-
-// StreamChunk implements [translator.Translator.StreamChunk].
-func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
-	tr.r.Feed(b)
-	var out []byte
-	for {
-		ev, ok := tr.r.Next()
-		if !ok {
-			break
-		}
-		out = tr.event(out, ev.Data)
-	}
-	if !eos {
-		return out
-	}
-	if ev, ok := tr.r.Flush(); ok {
-		out = tr.event(out, ev.Data)
-	}
-	if !tr.done && !tr.failed {
-		tr.failed = true
-		out = append(out, translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete").StreamEvent()...)
-	}
-	return out
-}
-
-func (tr *Translator) event(out, data []byte) []byte {
-	if tr.done || tr.failed {
-		return out
-	}
-	if string(data) == "[DONE]" {
-		tr.done = true
-		return append(out, sse.Done...)
-	}
-	var head chunkHead
-	if err := json.Unmarshal(data, &head); err != nil {
-		tr.failed = true
-		return append(out, translator.GarbageError(tr.t.Provider.Name, "a stream event is not JSON").StreamEvent()...)
-	}
-	if head.Error != nil {
-		tr.failed = true
-		return append(out, tr.streamError(data).StreamEvent()...)
-	}
-	if head.Usage != nil {
-		tr.usage, tr.hasUsage = *head.Usage, true
-	}
-	if len(head.Choices) == 0 && (head.Usage == nil || !tr.includeUsage) {
-		// Azure's prompt-filter chunk, or the usage chunk the client did not
-		// ask for: neither may reach a client expecting choices[0].
-		return out
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return out
-	}
-	obj["model"], _ = json.Marshal(tr.t.ClientModel)
-	delete(obj, "prompt_filter_results")
-	if !tr.includeUsage {
-		delete(obj, "usage")
-	}
-	enc, err := json.Marshal(obj)
-	if err != nil {
-		return out
-	}
-	return sse.AppendData(out, enc)
-}
-
-func (tr *Translator) streamError(data []byte) *wire.Error {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(data, &e)
-	return translator.UpstreamError(tr.t.Provider.Name, http.StatusBadGateway, e.Error.Message, "")
-}
-
-// Complete implements [translator.Translator.Complete].
-func (tr *Translator) Complete(status int, h translator.Headers, body []byte) translator.Result {
-	if status < 200 || status > 299 {
-		e := tr.errorFrom(status, body)
-		if ra := h.Get("retry-after"); ra != "" && (e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable) {
-			e.WithHeader("retry-after", ra)
-		}
-		return translator.ErrorResult(e)
-	}
-	var obj map[string]json.RawMessage
-	var head struct {
-		Choices []json.RawMessage `json:"choices"`
-		Usage   *wire.Usage       `json:"usage"`
-	}
-	if json.Unmarshal(body, &obj) != nil || json.Unmarshal(body, &head) != nil || head.Choices == nil {
-		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not a chat completion"))
-	}
-	if head.Usage != nil {
-		tr.usage, tr.hasUsage = *head.Usage, true
-	}
-	obj["model"], _ = json.Marshal(tr.t.ClientModel)
-	delete(obj, "prompt_filter_results")
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body cannot be re-encoded"))
-	}
-	return translator.Result{Status: http.StatusOK, Body: out}
-}
-
-// errorFrom reads an OpenAI-style error body, current ({"error":{...}}) or
-// the older top-level form some compatible servers use.
-func (tr *Translator) errorFrom(status int, body []byte) *wire.Error {
-	var e struct {
-		Error *struct {
-			Message string `json:"message"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-		Message string `json:"message"`
-	}
-	msg := ""
-	if json.Unmarshal(body, &e) == nil {
-		if e.Error != nil {
-			msg = e.Error.Message
-		} else {
-			msg = e.Message
-		}
-	}
-	code := ""
-	if e.Error != nil {
-		if s, ok := e.Error.Code.(string); ok && status == http.StatusBadRequest {
-			code = s
-		}
-	}
-	return translator.UpstreamError(tr.t.Provider.Name, status, msg, code)
-}
-
 // Usage implements [translator.Translator.Usage].
 func (tr *Translator) Usage() (wire.Usage, bool) { return tr.usage, tr.hasUsage }
 
-var _ translator.Translator = (*Translator)(nil)
+// endpoint returns the request path of an operation ("chat/completions",
+// "embeddings") and the headers every request carries.
+func (tr *Translator) endpoint(op string) (string, translator.Headers) {
+	p := tr.t.Provider
+	h := make(translator.Headers, 2, 3)
+	h[0] = translator.Header{Key: "content-type", Value: "application/json"}
+	// The answer is parsed and rewritten, so it must arrive uncompressed.
+	h[1] = translator.Header{Key: "accept-encoding", Value: "identity"}
+	if p.Kind == policy.KindAzureOpenAI {
+		if tr.t.Key != "" {
+			h = append(h, translator.Header{Key: "api-key", Value: tr.t.Key})
+		}
+		return p.BasePath + "/openai/deployments/" + url.PathEscape(tr.t.Model.Upstream) + "/" + op + "?api-version=" + url.QueryEscape(p.APIVersion), h
+	}
+	if tr.t.Key != "" {
+		h = append(h, translator.Header{Key: "authorization", Value: "Bearer " + tr.t.Key})
+	}
+	return p.BasePath + "/v1/" + op, h
+}
+
+var (
+	_ translator.Translator = (*Translator)(nil)
+	_ translator.Embedder   = (*Translator)(nil)
+)

@@ -1,0 +1,332 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The translator patches JSON rather than decoding it into maps and
+// encoding it again: a patch is one pass that copies untouched values as
+// bytes, so unknown fields survive, key order is kept and a 10 MiB body of
+// base64 images costs a memmove instead of a reflection walk.
+//
+// The scanner trusts its input's syntax where it copies raw values (callers
+// check untrusted provider bytes with json.Valid first; request bodies have
+// already been decoded by openai.ParseChatRequest), but it never reads out
+// of bounds on malformed input: it reports it.
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string that opens at b[i], or
+// -1 if it is not closed.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// valueEnd returns the index just past the value that starts at b[i], or
+// -1 if there is none.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := stringEnd(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	case ',', ':', '}', ']':
+		return -1
+	default:
+		j := i
+		for j < len(b) && !isSpace(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ':' && b[j] != '"' {
+			j++
+		}
+		return j
+	}
+}
+
+// members iterates over the members of one JSON object.
+type members struct {
+	b   []byte
+	i   int
+	bad bool
+}
+
+// objectMembers starts iterating over the object in b (surrounding space
+// allowed); ok is false when b holds no object.
+func objectMembers(b []byte) (m members, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return members{}, false
+	}
+	return members{b: b, i: i + 1}, true
+}
+
+// next returns the next member: its key as written (without quotes, escapes
+// kept) and its raw value.
+func (m *members) next() (key, val []byte, ok bool) {
+	if m.bad {
+		return nil, nil, false
+	}
+	i := skipSpace(m.b, m.i)
+	if i < len(m.b) && m.b[i] == ',' {
+		i = skipSpace(m.b, i+1)
+	}
+	if i >= len(m.b) || m.b[i] != '"' {
+		m.bad = i >= len(m.b) || m.b[i] != '}'
+		return nil, nil, false
+	}
+	ke := stringEnd(m.b, i)
+	if ke < 0 {
+		m.bad = true
+		return nil, nil, false
+	}
+	key = m.b[i+1 : ke-1]
+	c := skipSpace(m.b, ke)
+	if c >= len(m.b) || m.b[c] != ':' {
+		m.bad = true
+		return nil, nil, false
+	}
+	v := skipSpace(m.b, c+1)
+	ve := valueEnd(m.b, v)
+	if ve < 0 {
+		m.bad = true
+		return nil, nil, false
+	}
+	m.i = ve
+	return key, m.b[v:ve], true
+}
+
+// elements iterates over the elements of one JSON array.
+type elements struct {
+	b   []byte
+	i   int
+	bad bool
+}
+
+// arrayElements starts iterating over the array in b; ok is false when b
+// holds no array.
+func arrayElements(b []byte) (e elements, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return elements{}, false
+	}
+	return elements{b: b, i: i + 1}, true
+}
+
+// next returns the next element's raw value.
+func (e *elements) next() (val []byte, ok bool) {
+	if e.bad {
+		return nil, false
+	}
+	i := skipSpace(e.b, e.i)
+	if i < len(e.b) && e.b[i] == ',' {
+		i = skipSpace(e.b, i+1)
+	}
+	if i >= len(e.b) || e.b[i] == ']' {
+		e.bad = i >= len(e.b)
+		return nil, false
+	}
+	ve := valueEnd(e.b, i)
+	if ve < 0 {
+		e.bad = true
+		return nil, false
+	}
+	e.i = ve
+	return e.b[i:ve], true
+}
+
+// keyBuf holds one canonical key without allocating.
+type keyBuf [40]byte
+
+// canon returns raw's name as the gateway matches it: unescaped and lower
+// case, so that neither "Model" nor "mod\u0065l" slips past a rule that
+// owns "model" (Go decoders upstream match keys case-insensitively). Keys
+// too long to be any name the gateway knows come back as "".
+func (kb *keyBuf) canon(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		var s string
+		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+			return nil
+		}
+		raw = []byte(s)
+	}
+	if len(raw) > len(kb) {
+		return nil
+	}
+	for i, c := range raw {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		kb[i] = c
+	}
+	return kb[:len(raw)]
+}
+
+// isEmptyValue reports whether a raw value asks for nothing: null, false,
+// "", {} or [].
+func isEmptyValue(v []byte) bool {
+	switch string(v) {
+	case "null", "false", `""`, "{}", "[]":
+		return true
+	}
+	if len(v) >= 2 && (v[0] == '{' || v[0] == '[') {
+		return skipSpace(v, 1) == len(v)-1
+	}
+	return false
+}
+
+// nonEmptyArray reports whether v is an array with at least one element.
+func nonEmptyArray(v []byte) bool {
+	if len(v) < 2 || v[0] != '[' {
+		return false
+	}
+	i := skipSpace(v, 1)
+	return i < len(v) && v[i] != ']'
+}
+
+// stringValue returns the text of a raw JSON string value; ok is false for
+// any other value.
+func stringValue(v []byte) (s []byte, ok bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner, true
+	}
+	var str string
+	if json.Unmarshal(v, &str) != nil {
+		return nil, false
+	}
+	return []byte(str), true
+}
+
+// writer appends one JSON object's members, commas included.
+type writer struct {
+	out  []byte
+	some bool
+}
+
+func (w *writer) open()  { w.out = append(w.out, '{') }
+func (w *writer) close() { w.out = append(w.out, '}') }
+
+// key writes a member's key, quoted; name must need no escaping.
+func (w *writer) key(name string) {
+	if w.some {
+		w.out = append(w.out, ',')
+	}
+	w.some = true
+	w.out = append(w.out, '"')
+	w.out = append(w.out, name...)
+	w.out = append(w.out, '"', ':')
+}
+
+// rawKey writes a member's key as the input spelled it.
+func (w *writer) rawKey(raw []byte) {
+	if w.some {
+		w.out = append(w.out, ',')
+	}
+	w.some = true
+	w.out = append(w.out, '"')
+	w.out = append(w.out, raw...)
+	w.out = append(w.out, '"', ':')
+}
+
+// member writes a member with a raw value.
+func (w *writer) member(rawKey, val []byte) {
+	w.rawKey(rawKey)
+	w.out = append(w.out, val...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
+}
+
+// appendCompactString appends a valid JSON value, without the space
+// between its tokens, as a JSON string.
+func appendCompactString(out, v []byte) []byte {
+	var compact []byte
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString && c == '\\' && i+1 < len(v):
+			compact = append(compact, c, v[i+1])
+			i++
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString && isSpace(c):
+			continue
+		}
+		compact = append(compact, c)
+	}
+	return appendString(out, compact)
+}
