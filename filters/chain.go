@@ -29,6 +29,12 @@ type AttemptHook interface {
 	Attempt(ctx context.Context, x *Exchange, a *Attempt) error
 }
 
+// AttemptDoneHook runs when an attempt's outcome is known: its response
+// headers arrived, or it ended without any.
+type AttemptDoneHook interface {
+	AttemptDone(ctx context.Context, x *Exchange, a *Attempt)
+}
+
 // ResponseHeadersHook runs when the response headers arrive.
 type ResponseHeadersHook interface {
 	ResponseHeaders(ctx context.Context, x *Exchange) error
@@ -58,6 +64,7 @@ type Chain struct {
 	reqHdr   []RequestHeadersHook
 	reqBody  []RequestBodyHook
 	attempt  []AttemptHook
+	attDone  []AttemptDoneHook
 	respHdr  []ResponseHeadersHook // descending order
 	respBody []ResponseChunkHook   // descending order
 	done     []DoneHook            // descending order
@@ -77,6 +84,9 @@ func NewChain(fs []Filter) *Chain {
 		}
 		if h, ok := f.(AttemptHook); ok {
 			c.attempt = append(c.attempt, h)
+		}
+		if h, ok := f.(AttemptDoneHook); ok {
+			c.attDone = append(c.attDone, h)
 		}
 	}
 	for i := len(fs) - 1; i >= 0; i-- {
@@ -141,6 +151,13 @@ func (c *Chain) Attempt(ctx context.Context, x *Exchange, a *Attempt) error {
 		}
 	}
 	return nil
+}
+
+// AttemptDone runs the attempt-done hooks in ascending order.
+func (c *Chain) AttemptDone(ctx context.Context, x *Exchange, a *Attempt) {
+	for _, h := range c.attDone {
+		h.AttemptDone(ctx, x, a)
+	}
 }
 
 // ResponseHeaders runs the response-headers hooks in descending order.

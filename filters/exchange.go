@@ -38,6 +38,8 @@ type Exchange struct {
 	Plan []Target
 	// RouteReason says in a few words why the plan is what it is.
 	RouteReason string
+	// Routing is what else the router learnt about the request.
+	Routing Routing
 
 	// Response is what came back, filled by the server before response hooks.
 	Response Response
@@ -60,6 +62,15 @@ type Caller struct {
 	App     string
 }
 
+// Routing is the router's view of a request, for logs, metrics and records.
+type Routing struct {
+	// Split names the A/B arm when a traffic split applied.
+	Split string
+	// Level and Score are the request's complexity, when computed.
+	Level string
+	Score float64
+}
+
 // Target is a model and the provider serving it.
 type Target struct {
 	Model *policy.Model
@@ -76,6 +87,29 @@ type Attempt struct {
 	Translator translator.Translator
 	// Upstream is the translated request for this attempt.
 	Upstream translator.Upstream
+	// Outcome is what the provider answered, once known.
+	Outcome Outcome
+}
+
+// Outcome is how one attempt ended, as far as the gateway can see before
+// the response body: the provider's status and headers, or no response.
+type Outcome struct {
+	Done bool
+	// Status is the provider's HTTP status; 0 when none arrived.
+	Status int
+	// Failure says why no response arrived (connect failure, reset,
+	// timeout), when Status is 0.
+	Failure string
+	// Latency is from the attempt's start to its response headers or
+	// failure.
+	Latency time.Duration
+	Header  Headers
+}
+
+// Failed reports whether the attempt failed in a way another provider
+// might not: no response, a 5xx, or a rate limit.
+func (o Outcome) Failed() bool {
+	return o.Done && (o.Status == 0 || o.Status >= 500 || o.Status == 429)
 }
 
 // Response is the upstream response as the chain sees it.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -35,7 +36,9 @@ func Order(name string) int {
 
 // Deps are the shared services a filter may use, set at construction.
 type Deps struct {
-	Policy  *policy.Policy
+	Policy *policy.Policy
+	// Route is the route whose chain is being built (set by Build).
+	Route   *policy.Route
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer
 	// Secrets resolves provider keys; nil in tools that only validate.
@@ -43,6 +46,30 @@ type Deps struct {
 	// Store is the state replicas share (limits, budgets, runtime keys,
 	// health); nil in tools that only validate.
 	Store store.Store
+	// Health is the provider health monitor; it outlives policy reloads.
+	Health Health
+	// Sticky remembers which model served each end user; it outlives
+	// policy reloads.
+	Sticky StickyStore
+}
+
+// Health is the provider health monitor the router consults and feeds.
+type Health interface {
+	// Admit says whether a model may serve a request (key is a per-request
+	// hash, for canary shares), with the weight its health gives it and a
+	// short reason when it may not. It has no side effects.
+	Admit(provider, model string, key uint64) (allowed bool, weight float64, reason string)
+	// Observe records the outcome of one attempt.
+	Observe(provider, model string, o Outcome)
+	// LatencyP95 is the observed p95 latency (time to first token for
+	// streams) of a model, when known.
+	LatencyP95(provider, model string, stream bool) (time.Duration, bool)
+}
+
+// StickyStore remembers which model served an end user on a route.
+type StickyStore interface {
+	Get(route, user string) (model string, ok bool)
+	Set(route, user, model string, cooldown time.Duration)
 }
 
 // SecretSource resolves a secret reference to its value.
@@ -115,7 +142,9 @@ func Build(deps Deps) (map[string]*Chain, error) {
 					probs = append(probs, fmt.Errorf("%s: filter %q needs filter %q on the same route", ref.Where, ref.Name, need))
 				}
 			}
-			f, err := factory(ref, deps)
+			rd := deps
+			rd.Route = r
+			f, err := factory(ref, rd)
 			if err != nil {
 				probs = append(probs, fmt.Errorf("%s: %w", ref.Where, err))
 				continue

@@ -29,6 +29,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/filters/router"
 )
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
@@ -83,8 +84,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		st = store.NewMemory(store.Options{Metrics: storeMetrics})
 		log.Info("store: embedded in-memory (single node)")
 	}
+	sticky := router.NewSticky(100_000, time.Now)
 	build := func(p *policy.Policy) (*server.Runtime, error) {
-		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st})
+		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Sticky: sticky})
 		if err != nil {
 			return nil, err
 		}

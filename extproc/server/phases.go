@@ -175,31 +175,33 @@ func errText(err error, e *openai.Error) string {
 	return e.Message
 }
 
-// attempt translates the request for one upstream attempt.
-func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
+// attempt translates the request for one upstream attempt. It returns the
+// exchange and attempt when the request goes out, so its outcome can be
+// recorded.
+func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) (*extprocv3.ProcessingResponse, *live, *filters.Attempt) {
 	hdrs := toHeaders(h.GetHeaders())
 	id := hdrs.Get("x-request-id")
 	v, ok := s.exchanges.Load(id)
 	if !ok {
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt for an unknown request; refusing to forward it", slog.String("request_id", id))
 		return errorResponse(id, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "gateway_state_lost",
-			"the gateway lost track of this request; retry it"))
+			"the gateway lost track of this request; retry it")), nil, nil
 	}
 	lv := v.(*live)
 	x := lv.x
 	a, ok := x.NewAttempt(s.now())
 	if !ok {
-		return errorResponse(id, filters.AsError(nil, id))
+		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
 	}
 	if err := lv.chain.Attempt(ctx, x, a); err != nil {
 		e := filters.AsError(err, id)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
 			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
-		return errorResponse(id, e)
+		return errorResponse(id, e), nil, nil
 	}
 	if a.Upstream.Path == "" {
 		s.log.LogAttrs(ctx, slog.LevelError, "no filter translated the request; refusing to forward it", slog.String("request_id", id))
-		return errorResponse(id, filters.AsError(errUntranslated, id))
+		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
 	}
 	p := a.Target.Provider()
 	set := append([]filters.Header{
@@ -214,7 +216,7 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) *extproc
 			HeaderMutation: mutation(set, append([]string{"x-envoy-max-retries"}, clientCredentialHeaders...)),
 			BodyMutation:   bodyMutation(a.Upstream.Body),
 		},
-	}}}
+	}}}, lv, a
 }
 
 type untranslated struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -143,10 +144,22 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 	}
 }
 
-// processAttempt serves the per-attempt filter: one request-headers message
-// in, the translated request out.
+// processAttempt serves the per-attempt filter: the request headers come
+// in and the translated request goes out; then the attempt's response
+// headers come in, or the stream ends without them (connect failure,
+// reset, timeout), and either way the chain learns the attempt's outcome.
 func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer) error {
 	ctx := stream.Context()
+	var (
+		lv *live
+		a  *filters.Attempt
+	)
+	defer func() {
+		if a != nil && !a.Outcome.Done {
+			a.Outcome = filters.Outcome{Done: true, Failure: "no response (connect failure, reset or timeout)", Latency: s.now().Sub(a.Started)}
+			lv.chain.AttemptDone(context.WithoutCancel(ctx), lv.x, a)
+		}
+	}()
 	for {
 		req, err := stream.Recv()
 		if err != nil {
@@ -155,11 +168,22 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 			}
 			return err
 		}
-		h, ok := req.Request.(*extprocv3.ProcessingRequest_RequestHeaders)
-		if !ok {
-			return status.Errorf(codes.FailedPrecondition, "the upstream filter only sends request headers, got %T", req.Request)
+		var resp *extprocv3.ProcessingResponse
+		switch v := req.Request.(type) {
+		case *extprocv3.ProcessingRequest_RequestHeaders:
+			resp, lv, a = s.attempt(ctx, v.RequestHeaders)
+		case *extprocv3.ProcessingRequest_ResponseHeaders:
+			if a != nil && !a.Outcome.Done {
+				hdrs := toHeaders(v.ResponseHeaders.GetHeaders())
+				st, _ := strconv.Atoi(hdrs.Get(":status"))
+				a.Outcome = filters.Outcome{Done: true, Status: st, Latency: s.now().Sub(a.Started), Header: hdrs}
+				lv.chain.AttemptDone(ctx, lv.x, a)
+			}
+			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}}
+		default:
+			return status.Errorf(codes.FailedPrecondition, "unexpected message from the upstream filter: %T", req.Request)
 		}
-		if err := stream.Send(s.attempt(ctx, h.RequestHeaders)); err != nil {
+		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}

@@ -1,10 +1,24 @@
-// Package router is the filter that chooses which model and provider serve
-// a request, and in which order the providers are tried.
+// Package router is the filter that chooses which models serve a request
+// and in which order their providers are tried.
+//
+// On the request side it turns the route's routing policy into a plan:
+// rules first (in order; the first match restricts the candidates), then
+// the strategy (cost-optimized, quality-first, latency-first, weighted,
+// overridable per tenant), tier preferences, A/B splits and per-user
+// stickiness, then the health monitor, which skips unavailable models and
+// open breakers. Envoy tries the plan's providers in order (see
+// xds/resources). On the way back it names the fallback count and the
+// reason on every answer, replaces a failure of every attempt with one 503
+// that lists them, and feeds every attempt's outcome to the health monitor.
 package router
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -14,37 +28,160 @@ import (
 func init() { filters.Register("router", New) }
 
 // Filter chooses the plan of targets for a request.
-type Filter struct{}
+type Filter struct {
+	router *Router
+	health filters.Health
+	sticky filters.StickyStore
+	log    *slog.Logger
+}
 
-// New builds the router filter.
-func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
+// New builds the router filter of one route.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{}, nil
+	r, err := NewRouter(deps.Policy, deps.Route, deps.Health, deps.Sticky)
+	if err != nil {
+		return nil, err
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Filter{router: r, health: deps.Health, sticky: deps.Sticky, log: log}, nil
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "router" }
 
 // RequestBody implements [filters.RequestBodyHook].
-func (*Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
+func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	if x.Chat == nil {
 		return nil
 	}
-	name := x.Chat.Model
-	m := x.Policy.Model(name)
-	if m == nil || !m.Caps.Has(policy.CapChat) {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
-			"the model '%s' does not exist or you do not have access to it", name).WithParam("model")
+	q := &Query{
+		Chat:   x.Chat,
+		Header: x.Header.Get,
+		Tenant: x.Caller.Tenant,
+		Key:    x.Caller.Key,
+		User:   user(x),
+		Hash:   HashID(x.ID),
 	}
-	if x.Caller.Key != nil && !x.Caller.Key.Allows(name) {
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
-			"your key may not use the model '%s'", name).WithParam("model")
+	d, err := f.router.Decide(q)
+	if err != nil {
+		return err
 	}
-	x.Plan = []filters.Target{{Model: m}}
-	x.RouteReason = "explicit model"
+	x.Plan = make([]filters.Target, len(d.Plan))
+	for i, m := range d.Plan {
+		x.Plan[i] = filters.Target{Model: m}
+	}
+	x.RouteReason = d.Reason
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score}
+	if d.Score > 0 {
+		x.Routing.Level = d.Level.String()
+	}
+	if f.log.Enabled(ctx, slog.LevelDebug) {
+		ranked := make([]string, len(d.Ranked))
+		for i, c := range d.Ranked {
+			ranked[i] = c.Model.Name + "=" + strconv.FormatFloat(c.Score, 'f', 3, 64)
+		}
+		plan := make([]string, len(d.Plan))
+		for i, m := range d.Plan {
+			plan[i] = m.Name
+		}
+		f.log.LogAttrs(ctx, slog.LevelDebug, "routing decision", slog.String("request_id", x.ID),
+			slog.String("requested", x.Chat.Model), slog.Any("candidates", ranked), slog.Any("plan", plan),
+			slog.String("reason", d.Reason), slog.String("complexity", d.Level.String()), slog.Float64("score", d.Score))
+	}
 	return nil
 }
 
-var _ filters.RequestBodyHook = (*Filter)(nil)
+// user is the end user a request speaks for: OpenAI's user field, else
+// the X-User-Id header.
+func user(x *filters.Exchange) string {
+	if x.Chat.User != "" {
+		return x.Chat.User
+	}
+	return x.Header.Get("x-user-id")
+}
+
+// AttemptDone implements [filters.AttemptDoneHook]: every attempt's
+// outcome, including the ones Envoy retried, feeds the health monitor.
+func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.Attempt) {
+	if f.health != nil {
+		f.health.Observe(a.Target.Provider().Name, a.Target.Model.Name, a.Outcome)
+	}
+}
+
+// ResponseHeaders implements [filters.ResponseHeadersHook].
+func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
+	if n := len(x.Attempts()); n > 0 {
+		x.SetResponseHeader("x-fallback-count", strconv.Itoa(n-1))
+	}
+	if x.RouteReason != "" {
+		x.SetResponseHeader("x-route-reason", headerSafe(x.RouteReason))
+	}
+	return nil
+}
+
+// ResponseChunk implements [filters.ResponseChunkHook]: when every attempt
+// failed, the client gets one 503 that says what happened to each.
+func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
+	if x.Response.Streaming || !c.EOS {
+		return nil
+	}
+	attempts := x.Attempts()
+	if len(attempts) < 2 || !attempts[len(attempts)-1].Outcome.Failed() {
+		return nil
+	}
+	parts := make([]string, len(attempts))
+	for i, a := range attempts {
+		parts[i] = fmt.Sprintf("attempt %d %s/%s: %s", i+1, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome))
+	}
+	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
+		"every provider failed: %s", strings.Join(parts, "; "))
+	x.Response.Status, c.Data = e.Status, e.Body()
+	return nil
+}
+
+func describe(o filters.Outcome) string {
+	switch {
+	case !o.Done:
+		return "no outcome"
+	case o.Status == 0:
+		return o.Failure
+	default:
+		return strconv.Itoa(o.Status) + " " + http.StatusText(o.Status)
+	}
+}
+
+// Done implements [filters.DoneHook]: a served user sticks to the model
+// that served them.
+func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
+	a := x.LastAttempt()
+	if cause == nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && x.Chat != nil && f.sticky != nil {
+		f.sticky.Set(f.router.route.Name, user(x), a.Target.Model.Name, f.router.route.Routing.Stickiness)
+	}
+}
+
+// headerSafe keeps a reason within what an HTTP header may carry.
+func headerSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	if len(b) > 512 {
+		b = b[:512]
+	}
+	return string(b)
+}
+
+var (
+	_ filters.RequestBodyHook     = (*Filter)(nil)
+	_ filters.AttemptDoneHook     = (*Filter)(nil)
+	_ filters.ResponseHeadersHook = (*Filter)(nil)
+	_ filters.ResponseChunkHook   = (*Filter)(nil)
+	_ filters.DoneHook            = (*Filter)(nil)
+)

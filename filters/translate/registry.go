@@ -2,6 +2,8 @@ package translate
 
 import (
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters/translate/anthropic"
+	"github.com/switchyard/switchyard/filters/translate/gemini"
 	openaix "github.com/switchyard/switchyard/filters/translate/openai"
 	"github.com/switchyard/switchyard/filters/translate/translator"
 )
@@ -11,6 +13,8 @@ var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 	policy.KindOpenAI:           func(t translator.Target) translator.Translator { return openaix.New(t) },
 	policy.KindAzureOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
 	policy.KindOpenAICompatible: func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindAnthropic:        func(t translator.Target) translator.Translator { return anthropic.New(t) },
+	policy.KindGemini:           func(t translator.Target) translator.Translator { return gemini.New(t) },
 }
 
 // For returns a translator for one attempt, or nil for a kind the gateway

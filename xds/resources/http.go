@@ -128,7 +128,10 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 
 // attemptExtProc is the per-attempt (upstream) ext_proc filter: only the
 // request headers go to ext_proc, which answers with the whole translated
-// request (CONTINUE_AND_REPLACE), so the body is never sent to it.
+// request (CONTINUE_AND_REPLACE), so the body is never sent to it; the
+// attempt's response headers come back so ext_proc learns every attempt's
+// outcome (health, breakers, the list of failed attempts), including those
+// Envoy retries and the client never sees.
 func attemptExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{
@@ -141,7 +144,7 @@ func attemptExtProc() *extprocv3.ExternalProcessor {
 			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
 			RequestBodyMode:     extprocv3.ProcessingMode_NONE,
 			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
-			ResponseHeaderMode:  extprocv3.ProcessingMode_SKIP,
+			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
 			ResponseBodyMode:    extprocv3.ProcessingMode_NONE,
 			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
 		},

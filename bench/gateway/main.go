@@ -1,0 +1,257 @@
+// Command gateway measures what Switchyard adds to a request: the same
+// chat completion is sent straight to the zero-delay provider simulator and
+// through the whole gateway (Envoy, ext_proc with its filter chain, the
+// control plane, Redis), side by side in one run, so machine noise hits
+// both alike. It reports latency percentiles and throughput at concurrency
+// 1 and 16, the added latency, streamed time to first token, the
+// gateway's CPU time per request and its idle memory, and writes them into
+// docs/BENCHMARKS.md with -write.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/e2e/harness"
+)
+
+const section = "gateway-overhead"
+
+func main() {
+	write := flag.String("write", "", "write the results into this markdown file (docs/BENCHMARKS.md)")
+	n1 := flag.Int("n1", 2000, "requests per path at concurrency 1")
+	n16 := flag.Int("n16", 8000, "requests per path at concurrency 16")
+	flag.Parse()
+	if err := run(*write, *n1, *n16); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type target struct {
+	name string
+	url  string
+	body []byte
+	auth string
+}
+
+func run(write string, n1, n16 int) error {
+	ctx := context.Background()
+	s, err := harness.Start(ctx, harness.Options{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
+	stream := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello there, tell me something"}]}`)
+	direct := target{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: body}
+	gateway := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+
+	for _, t := range []target{direct, gateway} {
+		if _, err := measure(client, t, 300, 4); err != nil {
+			return fmt.Errorf("warm-up %s: %w", t.name, err)
+		}
+	}
+	time.Sleep(time.Second)
+	idle := map[string]int64{}
+	for _, p := range []string{"envoy-0", "extproc-0", "xds"} {
+		idle[p] = rssKB(s.PID(p))
+	}
+
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle}
+	// Interleave blocks so both paths see the same machine weather.
+	for _, c := range []struct {
+		conc, n int
+		into   *[2]stats
+	}{{1, n1, &r.C1}, {16, n16, &r.C16}} {
+		var lat [2][]time.Duration
+		var dur [2]time.Duration
+		blocks := 10
+		for b := range blocks {
+			for i, t := range []target{direct, gateway} {
+				if b == 0 && i == 1 && c.conc == 16 {
+					r.cpuBefore = cpuTicks(s.PID("envoy-0")) + cpuTicks(s.PID("extproc-0")) + cpuTicks(s.PID("redis"))
+				}
+				start := time.Now()
+				l, err := measure(client, t, c.n/blocks, c.conc)
+				if err != nil {
+					return fmt.Errorf("%s at concurrency %d: %w", t.name, c.conc, err)
+				}
+				dur[i] += time.Since(start)
+				lat[i] = append(lat[i], l...)
+			}
+		}
+		if c.conc == 16 {
+			r.cpuAfter = cpuTicks(s.PID("envoy-0")) + cpuTicks(s.PID("extproc-0")) + cpuTicks(s.PID("redis"))
+			r.cpuRequests = len(lat[1])
+		}
+		for i := range 2 {
+			c.into[i] = summarize(lat[i], dur[i])
+		}
+	}
+	// CPU ticks were read around all gateway blocks, which interleave with
+	// direct blocks: the gateway processes idle during those.
+	var ttft [2][]time.Duration
+	for range 5 {
+		for i, t := range []target{{url: direct.url, body: stream}, {url: gateway.url, body: stream, auth: gateway.auth}} {
+			for range 60 {
+				d, err := firstToken(client, t)
+				if err != nil {
+					return fmt.Errorf("streaming: %w", err)
+				}
+				ttft[i] = append(ttft[i], d)
+			}
+		}
+	}
+	r.TTFT = [2]time.Duration{pctl(ttft[0], 50), pctl(ttft[1], 50)}
+
+	var out bytes.Buffer
+	r.render(&out)
+	fmt.Print(out.String())
+	if write != "" {
+		return docs.WriteSection(write, section, out.String())
+	}
+	return nil
+}
+
+// measure sends n requests with conc workers and returns their latencies.
+func measure(client *http.Client, t target, n, conc int) ([]time.Duration, error) {
+	lat := make([]time.Duration, n)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan int, n)
+	)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				start := time.Now()
+				err := do(client, t)
+				lat[i] = time.Since(start)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, firstErr
+}
+
+func do(client *http.Client, t target) error {
+	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
+	req.Header.Set("Content-Type", "application/json")
+	if t.auth != "" {
+		req.Header.Set("Authorization", t.auth)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// firstToken is the time until the first content event of a stream.
+func firstToken(client *http.Client, t target) (time.Duration, error) {
+	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
+	req.Header.Set("Content-Type", "application/json")
+	if t.auth != "" {
+		req.Header.Set("Authorization", t.auth)
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var first time.Duration
+	for sc.Scan() {
+		if first == 0 && strings.HasPrefix(sc.Text(), "data: {") {
+			first = time.Since(start)
+		}
+	}
+	if first == 0 {
+		return 0, fmt.Errorf("no event (status %d)", resp.StatusCode)
+	}
+	return first, sc.Err()
+}
+
+type stats struct {
+	P50, P99   time.Duration
+	Throughput float64
+}
+
+func summarize(lat []time.Duration, total time.Duration) stats {
+	return stats{P50: pctl(lat, 50), P99: pctl(lat, 99), Throughput: float64(len(lat)) / total.Seconds()}
+}
+
+func pctl(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100]
+}
+
+// cpuTicks is a process's user+system CPU time in clock ticks (1/100 s).
+func cpuTicks(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the line.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + st
+}
+
+func rssKB(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

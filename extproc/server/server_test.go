@@ -1,0 +1,257 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/extproc/server"
+	"github.com/switchyard/switchyard/filters"
+	_ "github.com/switchyard/switchyard/filters/all"
+)
+
+const testPolicy = `
+providers:
+  - {name: oa, kind: openai, base_url: "http://127.0.0.1:9101", api_key: {env: SY_TEST_OA_KEY}}
+models:
+  - {name: mini, provider: oa, upstream: mini-2024, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 2}}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions, filters: [auth, router, translate, usage]}
+tenants:
+  - name: demo
+    keys: [{name: k, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}]
+`
+
+// harness is an ext_proc server on an in-memory connection.
+type harness struct {
+	conn *grpc.ClientConn
+	srv  *server.Server
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	t.Setenv("SY_TEST_OA_KEY", "sk-provider-secret")
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains, err := filters.Build(filters.Deps{Policy: p, Secrets: envSecrets{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{}
+	rt := &server.Runtime{Policy: p, Chains: chains}
+	h.srv = server.New(func() *server.Runtime { return rt }, slog.New(slog.DiscardHandler))
+	lis := bufconn.Listen(1 << 20)
+	g := grpc.NewServer()
+	extprocv3.RegisterExternalProcessorServer(g, h.srv)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h.conn = conn
+	return h
+}
+
+type envSecrets struct{}
+
+func (envSecrets) Resolve(ref policy.SecretRef) (string, error) {
+	if ref.Env == "SY_TEST_OA_KEY" {
+		return "sk-provider-secret", nil
+	}
+	return "", nil
+}
+
+func (h *harness) stream(t *testing.T, phase string) extprocv3.ExternalProcessor_ProcessClient {
+	t.Helper()
+	ctx := context.Background()
+	if phase != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, server.PhaseHeader, phase)
+	}
+	s, err := extprocv3.NewExternalProcessorClient(h.conn).Process(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func headers(kv ...string) *corev3.HeaderMap {
+	m := &corev3.HeaderMap{}
+	for i := 0; i < len(kv); i += 2 {
+		m.Headers = append(m.Headers, &corev3.HeaderValue{Key: kv[i], RawValue: []byte(kv[i+1])})
+	}
+	return m
+}
+
+func send(t *testing.T, s extprocv3.ExternalProcessor_ProcessClient, req *extprocv3.ProcessingRequest) *extprocv3.ProcessingResponse {
+	t.Helper()
+	if err := s.Send(req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func reqHeaders(id, auth string) *extprocv3.ProcessingRequest {
+	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", id, "authorization", auth),
+	}}}
+}
+
+func setOf(m *extprocv3.HeaderMutation) map[string]string {
+	out := map[string]string{}
+	for _, h := range m.GetSetHeaders() {
+		out[h.GetHeader().GetKey()] = string(h.GetHeader().GetRawValue())
+	}
+	return out
+}
+
+// TestRequestLifecycle walks one request through both streams as Envoy
+// would: headers, body, one upstream attempt, response headers and body.
+func TestRequestLifecycle(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	resp := send(t, s, reqHeaders("rid-1", "Bearer sk-local-demo"))
+	if m := resp.GetRequestHeaders().GetResponse().GetHeaderMutation(); !contains(m.GetRemoveHeaders(), "authorization") {
+		t.Errorf("the client's authorization header is not removed: %v", m)
+	}
+	body := `{"model":"mini","messages":[{"role":"user","content":"hi"}],"stream":true}`
+	resp = send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{Body: []byte(body), EndOfStream: true}}})
+	c := resp.GetRequestBody().GetResponse()
+	if !c.GetClearRouteCache() {
+		t.Error("the route cache is not cleared")
+	}
+	if got := setOf(c.GetHeaderMutation())["x-envoy-max-retries"]; got != "0" {
+		t.Errorf("x-envoy-max-retries = %q, want 0 for a one-target plan", got)
+	}
+	groups := resp.GetDynamicMetadata().GetFields()[server.RouteMetadataNamespace].GetStructValue().GetFields()["priority_groups"].GetListValue().GetValues()
+	if len(groups) != 1 || groups[0].GetStructValue().GetFields()["name"].GetStringValue() != "oa" {
+		t.Errorf("priority groups = %v", groups)
+	}
+
+	// The per-attempt stream translates the request for the provider.
+	up := h.stream(t, "upstream")
+	ar := send(t, up, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", "rid-1"),
+	}}})
+	ac := ar.GetRequestHeaders().GetResponse()
+	if ac.GetStatus() != extprocv3.CommonResponse_CONTINUE_AND_REPLACE {
+		t.Errorf("attempt status = %v", ac.GetStatus())
+	}
+	set := setOf(ac.GetHeaderMutation())
+	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" || set["authorization"] != "Bearer sk-provider-secret" || set["accept-encoding"] != "identity" {
+		t.Errorf("attempt headers = %v", set)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal(ac.GetBodyMutation().GetBody(), &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent["model"] != "mini-2024" || sent["stream_options"].(map[string]any)["include_usage"] != true {
+		t.Errorf("translated body = %v", sent)
+	}
+	if set["content-length"] != itoa(len(ac.GetBodyMutation().GetBody())) {
+		t.Errorf("content-length %q does not match the body", set["content-length"])
+	}
+	_ = up.CloseSend()
+
+	// The answer streams back and is normalised.
+	resp = send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":status", "200", "content-type", "text/event-stream", "openai-organization", "org-x", "content-length", "999"),
+	}}})
+	if got := resp.GetModeOverride().GetResponseBodyMode(); got != httpextprocv3.ProcessingMode_STREAMED {
+		t.Errorf("mode override = %v, want STREAMED", got)
+	}
+	rh := resp.GetResponseHeaders().GetResponse().GetHeaderMutation()
+	rs := setOf(rh)
+	if rs["x-model-used"] != "mini" || rs["x-provider-used"] != "oa" || rs["x-request-id"] != "rid-1" {
+		t.Errorf("response headers = %v", rs)
+	}
+	if !contains(rh.GetRemoveHeaders(), "openai-organization") || !contains(rh.GetRemoveHeaders(), "content-length") {
+		t.Errorf("provider headers kept: removed only %v", rh.GetRemoveHeaders())
+	}
+	chunk := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"mini-2024","choices":[{"index":0,"delta":{"content":"yo"},"finish_reason":null}],"usage":null}` + "\n\n"
+	resp = send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{Body: []byte(chunk[:30])}}})
+	if b := resp.GetResponseBody().GetResponse().GetBodyMutation().GetBody(); len(b) != 0 {
+		t.Errorf("half an event produced output: %q", b)
+	}
+	rest := chunk[30:] + `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"mini-2024","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\ndata: [DONE]\n\n"
+	resp = send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{Body: []byte(rest), EndOfStream: true}}})
+	out := string(resp.GetResponseBody().GetResponse().GetBodyMutation().GetBody())
+	if !strings.Contains(out, `"model":"mini"`) || strings.Contains(out, "usage") || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+		t.Errorf("streamed output = %q", out)
+	}
+	_ = s.CloseSend()
+	if _, err := s.Recv(); err == nil {
+		t.Error("stream still open after the response ended")
+	}
+	if h.srv.InFlight() != 0 {
+		t.Errorf("%d exchanges still in flight", h.srv.InFlight())
+	}
+}
+
+func TestBadKeyIsRefusedWithTheEnvelope(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	resp := send(t, s, reqHeaders("rid-2", "Bearer sk-wrong"))
+	ir := resp.GetImmediateResponse()
+	if ir == nil || ir.GetStatus().GetCode() != 401 {
+		t.Fatalf("response = %v, want a 401 immediate response", resp)
+	}
+	var env struct {
+		Error struct{ Message, Type, Code string } `json:"error"`
+	}
+	if err := json.Unmarshal(ir.GetBody(), &env); err != nil || env.Error.Code != "invalid_api_key" {
+		t.Errorf("body = %s", ir.GetBody())
+	}
+	if strings.Contains(string(ir.GetBody()), "sk-wrong") {
+		t.Error("the refusal echoes the key")
+	}
+	if setOf(ir.GetHeaders())["x-request-id"] != "rid-2" {
+		t.Error("x-request-id missing from the refusal")
+	}
+}
+
+// TestAttemptForUnknownRequestFailsClosed: an attempt whose exchange the
+// server does not know must never be forwarded untranslated.
+func TestAttemptForUnknownRequestFailsClosed(t *testing.T) {
+	h := newHarness(t)
+	up := h.stream(t, "upstream")
+	resp := send(t, up, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", "never-seen"),
+	}}})
+	if ir := resp.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 503 {
+		t.Fatalf("response = %v, want a 503 immediate response", resp)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

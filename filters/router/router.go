@@ -1,0 +1,401 @@
+package router
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/router/complexity"
+)
+
+// Pressure is how close a tenant is to its budget (the cost governor).
+type Pressure int
+
+// Budget pressure levels.
+const (
+	PressureNone      Pressure = iota
+	PressureHigh               // the hour's slot is 80% spent: expensive models lose weight
+	PressureCheapOnly          // 95% spent or under the daily floor: only cheap models
+)
+
+// Query is one routing question.
+type Query struct {
+	Chat     *openai.ChatRequest
+	Header   func(string) string
+	Tenant   *policy.Tenant
+	Key      *policy.Key
+	User     string
+	Pressure Pressure
+	// Hash is a per-request value: it drives canary shares.
+	Hash uint64
+}
+
+// Decision is the router's answer.
+type Decision struct {
+	// Plan lists the models to try, in order.
+	Plan []*policy.Model
+	// Reason says in a few words why (rule or strategy, skipped providers).
+	Reason string
+	// Level and Score are the complexity of the request, when computed.
+	Level complexity.Level
+	Score float64
+	// Ranked is every candidate with its score, for the decision log.
+	Ranked []Scored
+	// Split names the A/B arm when a traffic split applied.
+	Split string
+}
+
+// Scored is a candidate model with its strategy score.
+type Scored struct {
+	Model  *policy.Model
+	Score  float64
+	Reason string // why it was skipped, if it was
+}
+
+// Router decides plans for one route. It is safe for concurrent use.
+type Router struct {
+	route      *policy.Route
+	pol        *policy.Policy
+	classifier *complexity.Classifier
+	health     filters.Health
+	sticky     filters.StickyStore
+}
+
+// NewRouter builds a router for a route; h and sticky may be nil.
+func NewRouter(p *policy.Policy, r *policy.Route, h filters.Health, sticky filters.StickyStore) (*Router, error) {
+	c, err := complexity.New(complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt})
+	if err != nil {
+		return nil, err
+	}
+	return &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky}, nil
+}
+
+// signals are the request's features, computed only when a rule or the
+// strategy needs them.
+type signals struct {
+	q         *Query
+	c         *complexity.Classifier
+	tokens    int
+	need      policy.Capability
+	scored    bool
+	score     float64
+	level     complexity.Level
+	text      string
+	textDone  bool
+	lang      string
+	sensitive *string
+}
+
+func (s *signals) allText() string {
+	if !s.textDone {
+		var b strings.Builder
+		for i := range s.q.Chat.Messages {
+			if t := s.q.Chat.Messages[i].Content.PlainText(); t != "" {
+				b.WriteString(t)
+				b.WriteByte('\n')
+			}
+		}
+		s.text, s.textDone = b.String(), true
+	}
+	return s.text
+}
+
+func (s *signals) complexity() (float64, complexity.Level) {
+	if !s.scored {
+		msgs := make([]complexity.Message, 0, len(s.q.Chat.Messages))
+		for i := range s.q.Chat.Messages {
+			m := &s.q.Chat.Messages[i]
+			msgs = append(msgs, complexity.Message{Role: m.Role, Text: m.Content.PlainText()})
+		}
+		s.score = s.c.Score(&complexity.Request{Messages: msgs, Tools: len(s.q.Chat.Tools)})
+		s.level, s.scored = s.c.Level(s.score), true
+	}
+	return s.score, s.level
+}
+
+func (s *signals) isSensitive() bool {
+	if s.sensitive == nil {
+		kind := DetectSensitive(s.allText())
+		s.sensitive = &kind
+	}
+	return *s.sensitive != ""
+}
+
+func (s *signals) language() string {
+	if s.lang == "" {
+		s.lang = DetectLanguage(s.allText())
+	}
+	return s.lang
+}
+
+func newSignals(q *Query, c *complexity.Classifier) *signals {
+	s := &signals{q: q, c: c, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+	if q.Chat.Stream {
+		s.need |= policy.CapStream
+	}
+	if q.Chat.UsesTools() {
+		s.need |= policy.CapTools
+	}
+	if q.Chat.HasImages() {
+		s.need |= policy.CapVision
+	}
+	if q.Chat.WantsJSON() {
+		s.need |= policy.CapJSON
+	}
+	return s
+}
+
+// matches reports whether rule r's condition holds.
+func (s *signals) matches(w *policy.When) bool {
+	if w.TokenCountAbove > 0 && s.tokens <= w.TokenCountAbove {
+		return false
+	}
+	if w.RequiresTool && s.need&policy.CapTools == 0 {
+		return false
+	}
+	if w.RequiresVision && s.need&policy.CapVision == 0 {
+		return false
+	}
+	for k, v := range w.Header {
+		if s.q.Header == nil || s.q.Header(k) != v {
+			return false
+		}
+	}
+	for k, v := range w.Metadata {
+		if s.q.Chat.Metadata[k] != v {
+			return false
+		}
+	}
+	if len(w.Complexity) > 0 {
+		_, lv := s.complexity()
+		if !slices.Contains(w.Complexity, lv.String()) {
+			return false
+		}
+	}
+	if len(w.Language) > 0 && !slices.Contains(w.Language, s.language()) {
+		return false
+	}
+	if len(w.Topic) > 0 {
+		text := strings.ToLower(s.allText())
+		if !slices.ContainsFunc(w.Topic, func(k string) bool { return strings.Contains(text, k) }) {
+			return false
+		}
+	}
+	if w.Sensitive && !s.isSensitive() {
+		return false
+	}
+	return true
+}
+
+// Decide chooses the plan for a request.
+func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
+	cfg := &r.route.Routing
+	s := newSignals(q, r.classifier)
+	var d Decision
+	explicit := q.Chat.Model != cfg.AutoModel
+	var named *policy.Model
+	if explicit {
+		named = r.pol.Model(q.Chat.Model)
+		if named == nil || !named.Caps.Has(policy.CapChat) {
+			return d, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+				"the model '%s' does not exist or you do not have access to it", q.Chat.Model).WithParam("model")
+		}
+		if !r.allowed(q, named) {
+			return d, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+				"your key may not use the model '%s'", named.Name).WithParam("model")
+		}
+	}
+
+	// The rule that applies, if any; a sensitive request is always held
+	// to self-hosted models, whoever named the model.
+	var rule *policy.Rule
+	for i := range cfg.Rules {
+		if s.matches(&cfg.Rules[i].When) {
+			rule = &cfg.Rules[i]
+			break
+		}
+	}
+	sensitiveOnly := (rule != nil && rule.When.Sensitive) || r.sensitiveRouteNeeded(s)
+
+	var chain []*policy.Model
+	override := explicit && cfg.AllowOverride && (rule != nil || (sensitiveOnly && !named.SelfHosted))
+	if explicit && !override {
+		if sensitiveOnly && !named.SelfHosted {
+			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "sensitive_content",
+				"the request holds sensitive data (%s) and this route sends such data only to self-hosted models; '%s' is not one", *s.sensitive, named.Name)
+		}
+		if !named.Caps.Has(s.need) {
+			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+				"the model '%s' does not support %s", named.Name, missing(named.Caps, s.need)).WithParam("model")
+		}
+		fb := named.Fallback
+		if len(fb) == 0 {
+			fb = cfg.Fallback
+		}
+		chain = append([]*policy.Model{named}, fb...)
+		d.Reason = "model named by the client"
+	} else {
+		pool := r.candidates(q, s, rule, sensitiveOnly)
+		if rule != nil {
+			d.Reason = "rule " + rule.Name
+		} else {
+			d.Reason = "strategy " + string(r.strategy(q))
+		}
+		d.Ranked = r.rank(q, s, pool)
+		for _, c := range d.Ranked {
+			chain = append(chain, c.Model)
+		}
+		chain = r.prefer(q, s, chain, &d)
+		chain = append(chain, cfg.Fallback...)
+	}
+	if s.scored {
+		d.Score, d.Level = s.score, s.level
+	}
+	r.admit(q, s, chain, sensitiveOnly, &d)
+	if len(d.Plan) == 0 {
+		return d, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+			"no model can serve this request right now: %s", d.Reason)
+	}
+	return d, nil
+}
+
+// sensitiveRouteNeeded reports whether the route holds sensitive requests
+// to self-hosted models at all (it has a sensitive rule) and this request
+// is one.
+func (r *Router) sensitiveRouteNeeded(s *signals) bool {
+	for i := range r.route.Routing.Rules {
+		if r.route.Routing.Rules[i].When.Sensitive {
+			return s.isSensitive()
+		}
+	}
+	return false
+}
+
+func (r *Router) allowed(q *Query, m *policy.Model) bool {
+	if q.Key != nil {
+		return q.Key.Allows(m.Name)
+	}
+	return q.Tenant == nil || q.Tenant.Models == nil || q.Tenant.Models[m.Name]
+}
+
+// candidates are the models that can serve the request at all.
+func (r *Router) candidates(q *Query, s *signals, rule *policy.Rule, sensitiveOnly bool) []*policy.Model {
+	from := r.pol.Models
+	if rule != nil {
+		from = rule.RouteTo
+	}
+	out := make([]*policy.Model, 0, len(from))
+	for _, m := range from {
+		if r.fits(q, s, m) && (!sensitiveOnly || m.SelfHosted) && (q.Pressure != PressureCheapOnly || m.Cheap) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// fits reports whether m can serve the request: capabilities, context
+// window, allowlists.
+func (r *Router) fits(q *Query, s *signals, m *policy.Model) bool {
+	if !m.Caps.Has(s.need) || !r.allowed(q, m) {
+		return false
+	}
+	out := q.Chat.OutputCap()
+	if out == 0 {
+		out = m.DefaultMaxTokens
+	}
+	return s.tokens+min(out, m.MaxOutputTokens) <= m.ContextWindow
+}
+
+// prefer moves the models a tier, a split or stickiness asks for to the
+// front of an auto-routed chain.
+func (r *Router) prefer(q *Query, s *signals, chain []*policy.Model, d *Decision) []*policy.Model {
+	cfg := &r.route.Routing
+	front := func(m *policy.Model, why string) {
+		if i := slices.Index(chain, m); i > 0 {
+			chain = append([]*policy.Model{m}, slices.Delete(chain, i, i+1)...)
+			d.Reason += "; " + why
+		}
+	}
+	if q.Tenant != nil && cfg.Tiers[q.Tenant.Tier] != nil {
+		tier := cfg.Tiers[q.Tenant.Tier]
+		for i := len(tier) - 1; i >= 0; i-- {
+			front(tier[i], "tier "+q.Tenant.Tier)
+		}
+	}
+	if sp := cfg.Split; sp != nil {
+		if bucket(q.User, q.Hash) < uint64(sp.Percent) && slices.Contains(chain, sp.Model) {
+			front(sp.Model, fmt.Sprintf("split %d%% to %s", sp.Percent, sp.Model.Name))
+			d.Split = sp.Model.Name
+		} else {
+			d.Split = "control"
+		}
+	}
+	if r.sticky != nil && q.User != "" && cfg.Stickiness > 0 {
+		if m, ok := r.sticky.Get(r.route.Name, q.User); ok {
+			if mm := r.pol.Model(m); mm != nil && slices.Contains(chain, mm) {
+				front(mm, "sticky for user")
+			}
+		}
+	}
+	return chain
+}
+
+// bucket places a user (or, without one, a request) in 0..99.
+func bucket(user string, hash uint64) uint64 {
+	if user == "" {
+		return hash % 100
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(user))
+	return h.Sum64() % 100
+}
+
+// admit walks the chain through the health monitor: unavailable models
+// and open breakers are skipped, the rest keep their order; duplicates
+// and models that cannot serve the request are dropped.
+func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnly bool, d *Decision) {
+	seen := make(map[*policy.Model]bool, len(chain))
+	var skipped []string
+	for _, m := range chain {
+		if seen[m] || len(d.Plan) >= r.route.Attempts {
+			continue
+		}
+		seen[m] = true
+		if !r.fits(q, s, m) || (sensitiveOnly && !m.SelfHosted) || (q.Pressure == PressureCheapOnly && !m.Cheap) {
+			continue
+		}
+		if r.health != nil {
+			if ok, _, why := r.health.Admit(m.Provider.Name, m.Name, q.Hash); !ok {
+				skipped = append(skipped, m.Name+" ("+why+")")
+				continue
+			}
+		}
+		d.Plan = append(d.Plan, m)
+	}
+	if len(skipped) > 0 {
+		d.Reason += "; skipped " + strings.Join(skipped, ", ")
+	}
+}
+
+func missing(have, need policy.Capability) string {
+	var out []string
+	for name, c := range map[string]policy.Capability{"tools": policy.CapTools, "vision": policy.CapVision, "json output": policy.CapJSON, "streaming": policy.CapStream} {
+		if need&c != 0 && have&c == 0 {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// HashID turns a request ID into the per-request hash of a Query.
+func HashID(id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum64()
+}
