@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func copyPolicy(src, dst string, providerURL func(name string) (string, bool), l
 				setScalar(gw, "listen", listen)
 			}
 		}
-		out, err := yaml.Marshal(&doc)
+		out, err := marshal(&doc)
 		if err != nil {
 			return err
 		}
@@ -106,11 +107,23 @@ func bootstrap(root, out string, adminPort, xdsPort, extprocPort int, nodeID str
 			}
 		}
 	}
-	b, err := yaml.Marshal(&doc)
+	b, err := marshal(&doc)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(out, b, 0o644)
+}
+
+// marshal writes YAML with the two-space indentation of the files in the
+// repository, so a test can append to a copied file as an operator would.
+func marshal(doc *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
 }
 
 func setPort(sa *yaml.Node, port int) {
