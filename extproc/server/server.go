@@ -117,12 +117,16 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			resp = s.requestBody(ctx, lv, v.RequestBody.GetBody())
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if lv == nil {
-				return status.Error(codes.FailedPrecondition, "response before request")
+				// A reply made before ext_proc saw the request (Envoy's local
+				// rate limit, say) passes through untouched.
+				resp = respHeadersResponse(&extprocv3.CommonResponse{})
+				break
 			}
 			resp = s.responseHeaders(ctx, lv, v.ResponseHeaders)
 		case *extprocv3.ProcessingRequest_ResponseBody:
 			if lv == nil {
-				return status.Error(codes.FailedPrecondition, "response before request")
+				resp = respBodyResponse(&extprocv3.CommonResponse{})
+				break
 			}
 			resp = s.responseBody(ctx, lv, v.ResponseBody)
 		case *extprocv3.ProcessingRequest_RequestTrailers:
