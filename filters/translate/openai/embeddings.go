@@ -36,7 +36,7 @@ func (tr *Translator) EmbeddingsRequest(req *wire.EmbeddingsRequest, raw []byte)
 		case "model":
 			if !modelDone {
 				w.key("model")
-				w.out = appendString(w.out, []byte(tr.t.Model.Upstream))
+				w.out = appendString(w.out, tr.t.Model.Upstream)
 				modelDone = true
 			}
 		case "encoding_format":
@@ -62,7 +62,7 @@ func (tr *Translator) EmbeddingsRequest(req *wire.EmbeddingsRequest, raw []byte)
 	}
 	if !modelDone {
 		w.key("model")
-		w.out = appendString(w.out, []byte(tr.t.Model.Upstream))
+		w.out = appendString(w.out, tr.t.Model.Upstream)
 	}
 	w.close()
 	path, h := tr.endpoint("embeddings")
@@ -79,7 +79,7 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 	garbage := func(what string) translator.Result {
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, what))
 	}
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return garbage("the body is not JSON")
 	}
 	hd, ok := scanHead(body)

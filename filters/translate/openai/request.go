@@ -85,7 +85,7 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 		case "model":
 			if !modelDone {
 				w.key("model")
-				w.out = appendString(w.out, []byte(tr.t.Model.Upstream))
+				w.out = appendString(w.out, tr.t.Model.Upstream)
 				modelDone = true
 			}
 		case "max_tokens", "max_completion_tokens":
@@ -143,7 +143,7 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	}
 	if !modelDone {
 		w.key("model")
-		w.out = appendString(w.out, []byte(tr.t.Model.Upstream))
+		w.out = appendString(w.out, tr.t.Model.Upstream)
 	}
 	if streamOpts && !optsDone {
 		w.key("stream_options")

@@ -14,7 +14,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	if status < 200 || status > 299 {
 		return translator.ErrorResult(tr.upstreamError(status, h, body))
 	}
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not JSON"))
 	}
 	hd, ok := scanHead(body)
@@ -446,7 +446,7 @@ func (tr *Translator) appendClientID(out, v []byte) []byte {
 	if tr.idBack != nil {
 		if s, ok := stringValue(v); ok {
 			if orig, ok := tr.idBack[string(s)]; ok {
-				return appendString(out, []byte(orig))
+				return appendString(out, orig)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/switchyard/switchyard/filters/translate/sse"
@@ -58,7 +57,7 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 		}
 		return append(out, sse.Done...)
 	}
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		tr.failed = true
 		what := "a stream event is not JSON"
 		if last {

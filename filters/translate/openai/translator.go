@@ -58,8 +58,8 @@ func NewWithDialect(t translator.Target, d Dialect) *Translator {
 	return &Translator{
 		t:           t,
 		q:           quirksFor(t.Provider, d),
-		clientModel: appendString(nil, []byte(t.ClientModel)),
-		id:          appendString(nil, []byte(t.ID)),
+		clientModel: appendString(nil, t.ClientModel),
+		id:          appendString(nil, t.ID),
 	}
 }
 
