@@ -18,6 +18,9 @@ import (
 // processes start their own.
 var shared *harness.Stack
 
+// cleanups run after every test: stacks shared by a group of tests.
+var cleanups []func()
+
 const demoKey = "sk-local-demo"
 
 func TestMain(m *testing.M) {
@@ -35,6 +38,9 @@ func TestMain(m *testing.M) {
 	}
 	shared = s
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: logs kept in %s\n", s.Dir)
 	}

@@ -30,6 +30,8 @@ type Exchange struct {
 
 	// Chat is the parsed body of a chat completion request.
 	Chat *openai.ChatRequest
+	// Embeddings is the parsed body of an embeddings request.
+	Embeddings *openai.EmbeddingsRequest
 
 	// Caller is who is calling, set by auth.
 	Caller Caller
@@ -52,6 +54,17 @@ type Exchange struct {
 	reqSet, respSet       []Header
 	reqRemove, respRemove []string
 	reply                 *Reply
+}
+
+// RequestedModel is the model the client named, "" before the body.
+func (x *Exchange) RequestedModel() string {
+	switch {
+	case x.Chat != nil:
+		return x.Chat.Model
+	case x.Embeddings != nil:
+		return x.Embeddings.Model
+	}
+	return ""
 }
 
 // Caller identifies the authenticated client.

@@ -1,25 +1,28 @@
 package filters
 
 import (
-	"net/http"
-
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/openai"
 )
 
 // parseBody decodes the request body for the route's API before any body
-// hook runs, so every filter sees the same typed request.
+// hook runs, so every filter sees the same typed request. The body limit
+// is Envoy's to enforce (route request_body_buffer_limit), with a 413 in
+// the OpenAI envelope; ext_proc never sees a larger body.
 func parseBody(x *Exchange) *openai.Error {
-	if int64(len(x.Body)) > x.Policy.Gateway.MaxRequestBytes {
-		return openai.Errorf(http.StatusRequestEntityTooLarge, openai.TypeInvalidRequest, "request_too_large",
-			"the request body is %d bytes; the limit is %d", len(x.Body), x.Policy.Gateway.MaxRequestBytes)
-	}
-	if x.Route.API == policy.APIChatCompletions {
+	switch x.Route.API {
+	case policy.APIChatCompletions:
 		req, err := openai.ParseChatRequest(x.Body)
 		if err != nil {
 			return err
 		}
 		x.Chat = req
+	case policy.APIEmbeddings:
+		req, err := openai.ParseEmbeddingsRequest(x.Body)
+		if err != nil {
+			return err
+		}
+		x.Embeddings = req
 	}
 	return nil
 }

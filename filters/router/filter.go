@@ -56,6 +56,9 @@ func (*Filter) Name() string { return "router" }
 
 // RequestBody implements [filters.RequestBodyHook].
 func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
+	if x.Embeddings != nil {
+		return f.embeddings(x)
+	}
 	if x.Chat == nil {
 		return nil
 	}
@@ -93,6 +96,30 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 			slog.String("requested", x.Chat.Model), slog.Any("candidates", ranked), slog.Any("plan", plan),
 			slog.String("reason", d.Reason), slog.String("complexity", d.Level.String()), slog.Float64("score", d.Score))
 	}
+	return nil
+}
+
+// embeddings plans an embeddings request: the named model only, since
+// vectors from another model live in another space and a fallback would
+// silently corrupt the caller's index.
+func (f *Filter) embeddings(x *filters.Exchange) error {
+	name := x.Embeddings.Model
+	m := x.Policy.Model(name)
+	if m == nil || !m.Caps.Has(policy.CapEmbeddings) {
+		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+			"the embedding model '%s' does not exist or you do not have access to it", name).WithParam("model")
+	}
+	if x.Caller.Key != nil && !x.Caller.Key.Allows(name) {
+		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
+	}
+	if f.health != nil {
+		if ok, _, why := f.health.Admit(m.Provider.Name, m.Name, HashID(x.ID)); !ok {
+			return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+				"the model '%s' cannot serve right now (%s)", name, why)
+		}
+	}
+	x.Plan = []filters.Target{{Model: m}}
+	x.RouteReason = "embedding model named by the client"
 	return nil
 }
 

@@ -233,6 +233,9 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
 				"the model '%s' does not support %s", named.Name, missing(named.Caps, s.need)).WithParam("model")
 		}
+		if e := r.contextCheck(q, s, named); e != nil {
+			return d, e
+		}
 		fb := named.Fallback
 		if len(fb) == 0 {
 			fb = cfg.Fallback
@@ -241,6 +244,11 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 		d.Reason = "model named by the client"
 	} else {
 		pool := r.candidates(q, s, rule, sensitiveOnly)
+		if len(pool) == 0 {
+			if e := r.contextCheck(q, s, r.largestContext()); e != nil {
+				return d, e
+			}
+		}
 		if rule != nil {
 			d.Reason = "rule " + rule.Name
 		} else {
@@ -296,6 +304,35 @@ func (r *Router) candidates(q *Query, s *signals, rule *policy.Rule, sensitiveOn
 		}
 	}
 	return out
+}
+
+// contextCheck refuses, before any provider is called, a request whose
+// estimated prompt plus output cap cannot fit m's context window.
+func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Error {
+	if m == nil {
+		return nil
+	}
+	out := q.Chat.OutputCap()
+	if out == 0 {
+		out = m.DefaultMaxTokens
+	}
+	out = min(out, m.MaxOutputTokens)
+	if s.tokens+out <= m.ContextWindow {
+		return nil
+	}
+	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "context_length_exceeded",
+		"this model's maximum context length is %d tokens; the request needs about %d (%d in the messages, %d for the completion)",
+		m.ContextWindow, s.tokens+out, s.tokens, out).WithParam("messages")
+}
+
+func (r *Router) largestContext() *policy.Model {
+	var best *policy.Model
+	for _, m := range r.pol.Models {
+		if m.Caps.Has(policy.CapChat) && (best == nil || m.ContextWindow > best.ContextWindow) {
+			best = m
+		}
+	}
+	return best
 }
 
 // fits reports whether m can serve the request: capabilities, context

@@ -50,20 +50,33 @@ func (*Filter) Name() string { return "translate" }
 
 // Attempt implements [filters.AttemptHook].
 func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Attempt) error {
-	if x.Chat == nil {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API")
-	}
 	p := a.Target.Provider()
 	t := translator.Target{
 		Provider:    p,
 		Model:       a.Target.Model,
-		ClientModel: x.Chat.Model,
+		ClientModel: x.RequestedModel(),
 		Key:         f.key(p.Name, a.N),
 		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
 		Created:     x.Started.Unix(),
 	}
 	tr := For(t)
-	up, err := tr.Request(x.Chat, x.Body)
+	var (
+		up  translator.Upstream
+		err *openai.Error
+	)
+	switch {
+	case x.Chat != nil:
+		up, err = tr.Request(x.Chat, x.Body)
+	case x.Embeddings != nil:
+		e, ok := tr.(translator.Embedder)
+		if !ok {
+			return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+				"provider kind %s has no embeddings API", p.Kind)
+		}
+		up, err = e.EmbeddingsRequest(x.Embeddings, x.Body)
+	default:
+		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API")
+	}
 	if err != nil {
 		return err
 	}
@@ -93,7 +106,7 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 	if a == nil || a.Translator == nil {
 		return nil // Envoy's own local reply; its formatter already speaks OpenAI
 	}
-	x.Response.Streaming = a.Translator.IsStream(x.Response.Status, x.Response.Header)
+	x.Response.Streaming = x.Chat != nil && a.Translator.IsStream(x.Response.Status, x.Response.Header)
 	for _, h := range x.Response.Header {
 		if !keptResponseHeaders[h.Key] && !strings.HasPrefix(h.Key, ":") && !strings.HasPrefix(h.Key, "x-switchyard-") {
 			x.RemoveResponseHeader(h.Key)
@@ -123,7 +136,12 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !c.EOS {
 		return nil // buffered: the whole body arrives with EOS
 	}
-	r := a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+	var r translator.Result
+	if e, ok := a.Translator.(translator.Embedder); ok && x.Embeddings != nil {
+		r = e.EmbeddingsComplete(x.Response.Status, x.Response.Header, c.Data)
+	} else {
+		r = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+	}
 	x.Response.Status, c.Data = r.Status, r.Body
 	for _, h := range r.Header {
 		x.SetResponseHeader(h.Key, h.Value)

@@ -77,9 +77,7 @@ func RecordOf(x *filters.Exchange, cause error) Record {
 	if x.Caller.Tenant != nil {
 		r.Tenant = x.Caller.Tenant.Name
 	}
-	if x.Chat != nil {
-		r.RequestedModel = x.Chat.Model
-	}
+	r.RequestedModel = x.RequestedModel()
 	attempts := x.Attempts()
 	r.Attempts = len(attempts)
 	if n := len(attempts); n > 0 {

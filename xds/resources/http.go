@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"strconv"
 	"time"
 
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
@@ -33,6 +34,7 @@ const (
 )
 
 func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager {
+	maxBody := p.Gateway.MaxRequestBytes
 	var filters []*hcmv3.HttpFilter
 	if l := p.Gateway.LocalRateLimit; l.RequestsPerSecond > 0 {
 		filters = append(filters, &hcmv3.HttpFilter{
@@ -62,7 +64,7 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		UseRemoteAddress:             wrapBool(true),
 		ServerName:                   "switchyard",
 		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_OVERWRITE,
-		LocalReplyConfig:             localReplies(),
+		LocalReplyConfig:             localReplies(maxBody),
 		CommonHttpProtocolOptions:    &corev3.HttpProtocolOptions{IdleTimeout: dur(time.Hour)},
 		Http2ProtocolOptions:         &corev3.Http2ProtocolOptions{},
 		NormalizePath:                wrapBool(true),
@@ -168,16 +170,22 @@ func router() *routerv3.Router {
 }
 
 // localReplies rewrites Envoy's own replies (no healthy upstream, local
-// rate limit, timeouts) into the OpenAI error envelope. They are marked so
-// ext_proc does not mistake them for a provider's answer.
-func localReplies() *hcmv3.LocalReplyConfig {
-	mapper := func(flags []string, typ, code string) *hcmv3.ResponseMapper {
+// rate limit, timeouts, a body over the limit) into the OpenAI error
+// envelope. They are marked so ext_proc does not mistake them for a
+// provider's answer. ext_proc's own replies are local replies too, so no
+// mapper may match them: ext_proc never answers 413 (Envoy enforces the
+// body limit) and its replies carry no response flag.
+func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
+	byFlags := func(flags ...string) *accesslogv3.AccessLogFilter {
+		return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+			ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: flags},
+		}}
+	}
+	mapper := func(filter *accesslogv3.AccessLogFilter, message, typ, code string) *hcmv3.ResponseMapper {
 		return &hcmv3.ResponseMapper{
-			Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
-				ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: flags},
-			}},
+			Filter: filter,
 			BodyFormatOverride: jsonFormat(map[string]any{"error": map[string]any{
-				"message": "%LOCAL_REPLY_BODY%",
+				"message": message,
 				"type":    typ,
 				"param":   nil,
 				"code":    code,
@@ -188,10 +196,14 @@ func localReplies() *hcmv3.LocalReplyConfig {
 			}},
 		}
 	}
+	tooLarge := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_StatusCodeFilter{StatusCodeFilter: &accesslogv3.StatusCodeFilter{
+		Comparison: &accesslogv3.ComparisonFilter{Op: accesslogv3.ComparisonFilter_EQ, Value: &corev3.RuntimeUInt32{DefaultValue: 413, RuntimeKey: "switchyard.local_reply.too_large"}},
+	}}}
 	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
-		mapper([]string{"RL"}, "rate_limit_error", "rate_limit_exceeded"),
-		mapper([]string{"UT", "SI"}, "upstream_error", "upstream_timeout"),
-		mapper([]string{"UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR", "DPE"}, "upstream_error", "upstream_unavailable"),
+		mapper(byFlags("RL"), "%LOCAL_REPLY_BODY%", "rate_limit_error", "rate_limit_exceeded"),
+		mapper(byFlags("UT", "SI"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_timeout"),
+		mapper(byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR", "DPE"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable"),
+		mapper(tooLarge, "the request body is larger than the gateway's limit of "+strconv.FormatInt(maxBody, 10)+" bytes", "invalid_request_error", "request_too_large"),
 	}}
 }
 
