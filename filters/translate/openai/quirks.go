@@ -148,8 +148,9 @@ func quirksFor(p *policy.Provider, d Dialect) quirks {
 		return quirks{capField: "max_completion_tokens", seedField: "seed", streamOptions: true, dimensionsField: "dimensions"}
 	case policy.KindAzureOpenAI:
 		q := quirks{capField: "max_completion_tokens", seedField: "seed", streamOptions: true, strictResponse: true, dimensionsField: "dimensions"}
-		if azureBeforeCompletionTokens(p.APIVersion) {
+		if azureBefore20240901(p.APIVersion) {
 			q.capField = "max_tokens"
+			q.streamOptions = false
 		}
 		return q
 	}
@@ -159,9 +160,10 @@ func quirksFor(p *policy.Provider, d Dialect) quirks {
 	return compatible
 }
 
-// azureBeforeCompletionTokens reports whether a dated Azure api-version
-// predates max_completion_tokens (introduced with 2024-09-01-preview).
+// azureBefore20240901 reports whether a dated Azure api-version predates
+// 2024-09-01-preview, which brought max_completion_tokens and
+// stream_options; older versions reject both as unknown arguments.
 // Undated versions ("preview", "v1") are the current API.
-func azureBeforeCompletionTokens(v string) bool {
+func azureBefore20240901(v string) bool {
 	return len(v) >= 10 && v[0] >= '0' && v[0] <= '9' && v[:10] < "2024-09-01"
 }

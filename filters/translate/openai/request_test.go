@@ -52,6 +52,8 @@ func TestRequestRules(t *testing.T) {
 			nil, []string{"max_tokens", "max_completion_tokens"}, ""},
 		{"azure dated before 2024-09-01 uses max_tokens", caseTarget{Kind: "azure_openai", APIVersion: "2024-08-01-preview"}, `{"model":"m",` + msgs + `,"max_completion_tokens":5}`,
 			map[string]any{"max_tokens": 5.0}, []string{"max_completion_tokens"}, ""},
+		{"azure dated before 2024-09-01 gets no stream_options", caseTarget{Kind: "azure_openai", APIVersion: "2024-06-01"}, `{"model":"m",` + msgs + `,"stream":true,"stream_options":{"include_usage":true}}`,
+			map[string]any{"stream": true}, []string{"stream_options"}, ""},
 		{"azure current uses max_completion_tokens", caseTarget{Kind: "azure_openai", APIVersion: "2025-04-01-preview"}, `{"model":"m",` + msgs + `,"max_tokens":5}`,
 			map[string]any{"max_completion_tokens": 5.0}, []string{"max_tokens"}, ""},
 		{"azure undated uses max_completion_tokens", caseTarget{Kind: "azure_openai", APIVersion: "preview"}, `{"model":"m",` + msgs + `,"max_tokens":5}`,
