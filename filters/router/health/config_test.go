@@ -2,6 +2,7 @@ package health
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,28 @@ recovery: {steps: [0.05, 0.25, 1], stable_period: 1m, max_canary: 10m}
 				t.Errorf("Validate() = %v, want nil", err)
 			}
 		})
+	}
+}
+
+// TestReadmeConfig keeps the README's YAML block true: it must decode
+// strictly and spell out exactly the defaults.
+func TestReadmeConfig(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```yaml\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("README.md has no ```yaml block")
+	}
+	var got Config
+	dec := yaml.NewDecoder(strings.NewReader(block))
+	dec.KnownFields(true)
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("README config: %v", err)
+	}
+	if diff := cmp.Diff(DefaultConfig(), got); diff != "" {
+		t.Errorf("README config differs from DefaultConfig (-want +got):\n%s", diff)
 	}
 }

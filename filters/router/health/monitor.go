@@ -221,7 +221,7 @@ func (m *Monitor) Admit(provider, model string, key uint64) Admission {
 }
 
 func (m *Monitor) admit(p *provider, md *model, key uint64, now time.Time) Admission {
-	if p.status.state == Unavailable && p.breaker.state != BreakerHalfOpen || m.drills.on(p.name) {
+	if m.drills.on(p.name) || (p.status.state == Unavailable && p.breaker.state != BreakerHalfOpen) {
 		return Admission{State: Unavailable, Reason: p.status.reason}
 	}
 	if md.status.state == Unavailable {

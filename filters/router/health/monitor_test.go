@@ -53,9 +53,10 @@ func TestModelStates(t *testing.T) {
 			name: "low quota degrades", ok: 1, quota: 0.15, want: Degraded, wantReason: "quota 15% ≤ 20%",
 			wantAlerts: []string{"WARN model degraded " + who + "from=healthy reason=quota 15% ≤ 20%"},
 		},
+		{name: "quota back up: healthy again, no alert", ok: 1, quota: 0.5, want: Healthy},
 		{
-			name: "exhausted quota is unavailable", ok: 1, quota: 0.01, want: Unavailable, wantReason: "quota 1% < 5%",
-			wantAlerts: []string{"ERROR model unavailable " + who + "from=degraded reason=quota 1% < 5%"},
+			name: "exhausted quota: straight to unavailable", ok: 1, quota: 0.01, want: Unavailable, wantReason: "quota 1% < 5%",
+			wantAlerts: []string{"ERROR model unavailable " + who + "from=healthy reason=quota 1% < 5%"},
 		},
 		{name: "quota restored", ok: 1, quota: 0.9, want: Healthy},
 		{name: "unknown quota keeps the last reading", ok: 1, quota: -1, want: Healthy},

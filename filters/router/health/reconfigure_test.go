@@ -74,6 +74,23 @@ func TestReconfigureKeepsState(t *testing.T) {
 			},
 		},
 		{
+			name: "fewer probes close a half-open breaker that has enough successes",
+			setup: func(f *fixture) {
+				f.observeN("p", "m", 5, 500, 0)
+				f.clock.Add(30 * time.Second)
+				for key := range uint64(2) {
+					f.Admit("p", "m", key)
+					f.Observe(Observation{Provider: "p", Model: "m", Status: 200, Quota: -1, Key: key})
+				}
+			},
+			change: func(c *Config) { c.Breaker.HalfOpenProbes = 2 },
+			check: func(t *testing.T, f *fixture) {
+				if b := f.providerStatus(t, "p").Breaker; b.State != BreakerClosed {
+					t.Errorf("breaker %v, want closed", b.State)
+				}
+			},
+		},
+		{
 			name: "a canary keeps its step",
 			setup: func(f *fixture) {
 				f.SetDrill("p", true)
@@ -148,6 +165,17 @@ func TestNewRefusesInvalid(t *testing.T) {
 	c.Window = 0
 	if _, err := New(c, nil, nil); err == nil {
 		t.Fatal("New(invalid) = nil error, want one")
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	m, err := New(DefaultConfig(), nil, nil) // system clock, no log
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetDrill("p", true)
+	if a := m.Admit("p", "m", 0); a.Allowed || a.Reason != "fault drill" {
+		t.Errorf("Admit = %+v, want refused by the drill", a)
 	}
 }
 
