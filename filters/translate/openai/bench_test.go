@@ -87,7 +87,7 @@ func BenchmarkStreamChunk(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tr := New(t)
-				tr.stream, tr.includeUsage = true, tc.includeUsage
+				tr.includeUsage = tc.includeUsage
 				for i, p := range pieces {
 					tr.StreamChunk(p, i == len(pieces)-1)
 				}

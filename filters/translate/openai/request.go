@@ -16,7 +16,7 @@ func (tr *Translator) Request(req *wire.ChatRequest, raw []byte) (translator.Ups
 	if e := tr.refuse(req); e != nil {
 		return translator.Upstream{}, e
 	}
-	tr.stream, tr.includeUsage = req.Stream, req.IncludeUsage()
+	tr.includeUsage = req.IncludeUsage()
 	switch {
 	case req.MaxCompletionTokens != nil:
 		tr.capField = "max_completion_tokens"

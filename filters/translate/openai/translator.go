@@ -21,8 +21,7 @@ type Translator struct {
 	clientModel []byte
 	id          []byte
 
-	// What the request asked for, which the answer must honour.
-	stream       bool
+	// includeUsage is set when the client asked for a usage chunk.
 	includeUsage bool
 	// capField is the field the client sent its output cap in, to name it
 	// back when the provider refuses the renamed one.
