@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -499,7 +500,8 @@ func TestDrillAlertAndRecovery(t *testing.T) {
 		"ERROR provider unavailable provider=anthropic from=healthy reason=fault drill",
 		"ERROR provider unavailable provider=openai from=healthy reason=fault drill",
 	}
-	if diff := cmp.Diff(want, sortStrings(got)); diff != "" {
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("alerts (-want +got):\n%s", diff)
 	}
 	f.SetDrill(AllProviders, false)
@@ -508,18 +510,6 @@ func TestDrillAlertAndRecovery(t *testing.T) {
 			t.Errorf("%s after the drill: %v, canary %+v; want healthy with a 10%% canary", p.Provider, p.State, p.Canary)
 		}
 	}
-}
-
-func sortStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 func TestLatencyP95(t *testing.T) {
