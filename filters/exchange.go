@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,17 +149,26 @@ type Reply struct {
 	Body   []byte
 }
 
-// NewAttempt records the start of attempt n and returns it. Attempts past
-// the end of the plan reuse its last target, as Envoy's priority groups do.
-func (x *Exchange) NewAttempt(now time.Time) (*Attempt, bool) {
+// NewAttempt records the start of attempt n (1-based, as Envoy numbers
+// them; 0 means the next one) and returns it. Attempts past the end of the
+// plan reuse its last target, as Envoy's priority groups do.
+func (x *Exchange) NewAttempt(n int, now time.Time) (*Attempt, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.Plan) == 0 {
 		return nil, false
 	}
-	n := len(x.attempts) + 1
+	if n <= 0 {
+		n = len(x.attempts) + 1
+	}
 	a := &Attempt{N: n, Target: x.Plan[min(n, len(x.Plan))-1], Started: now}
-	x.attempts = append(x.attempts, a)
+	// Streams of successive attempts may reach ext_proc out of order, so
+	// the list is kept sorted by attempt number.
+	i := len(x.attempts)
+	for i > 0 && x.attempts[i-1].N > n {
+		i--
+	}
+	x.attempts = slices.Insert(x.attempts, i, a)
 	return a, true
 }
 
@@ -172,7 +182,18 @@ func (x *Exchange) LastAttempt() *Attempt {
 	return x.attempts[len(x.attempts)-1]
 }
 
-// Attempts returns a copy of the attempt list.
+// AttemptCount is the number of the last attempt started: attempts whose
+// stream never reached ext_proc (a connection refused at once) count too.
+func (x *Exchange) AttemptCount() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.attempts) == 0 {
+		return 0
+	}
+	return x.attempts[len(x.attempts)-1].N
+}
+
+// Attempts returns a copy of the attempt list, in attempt order.
 func (x *Exchange) Attempts() []*Attempt {
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 
 	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
@@ -178,7 +179,7 @@ func errText(err error, e *openai.Error) string {
 // attempt translates the request for one upstream attempt. It returns the
 // exchange and attempt when the request goes out, so its outcome can be
 // recorded.
-func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) (*extprocv3.ProcessingResponse, *live, *filters.Attempt) {
+func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs map[string]*structpb.Struct) (*extprocv3.ProcessingResponse, *live, *filters.Attempt) {
 	hdrs := toHeaders(h.GetHeaders())
 	id := hdrs.Get("x-request-id")
 	v, ok := s.exchanges.Load(id)
@@ -189,8 +190,13 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) (*extpro
 	}
 	lv := v.(*live)
 	x := lv.x
-	a, ok := x.NewAttempt(s.now())
-	if !ok {
+	n, cluster := attemptAttributes(attrs)
+	a, ok := x.NewAttempt(n, s.now())
+	if !ok || (cluster != "" && cluster != a.Target.Provider().Cluster) {
+		// Envoy chose another cluster than the plan says for this attempt:
+		// translating for either provider could send it the other's request.
+		s.log.LogAttrs(ctx, slog.LevelError, "attempt does not match the plan; refusing to forward it", slog.String("request_id", id),
+			slog.Int("attempt", n), slog.String("cluster", cluster))
 		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
 	}
 	if err := lv.chain.Attempt(ctx, x, a); err != nil {
@@ -217,6 +223,24 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders) (*extpro
 			BodyMutation:   bodyMutation(a.Upstream.Body),
 		},
 	}}}, lv, a
+}
+
+// attemptAttributes reads the attempt number (1-based) and cluster Envoy
+// sent with the per-attempt stream.
+func attemptAttributes(attrs map[string]*structpb.Struct) (n int, cluster string) {
+	for _, st := range attrs {
+		f := st.GetFields()
+		if v, ok := f["upstream.request_attempt_count"]; ok {
+			n = int(v.GetNumberValue())
+			if s := v.GetStringValue(); s != "" {
+				n, _ = strconv.Atoi(s)
+			}
+		}
+		if v, ok := f["xds.cluster_name"]; ok {
+			cluster = v.GetStringValue()
+		}
+	}
+	return n, cluster
 }
 
 type untranslated struct{}

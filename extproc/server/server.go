@@ -175,7 +175,7 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		var resp *extprocv3.ProcessingResponse
 		switch v := req.Request.(type) {
 		case *extprocv3.ProcessingRequest_RequestHeaders:
-			resp, lv, a = s.attempt(ctx, v.RequestHeaders)
+			resp, lv, a = s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if a != nil && !a.Outcome.Done {
 				hdrs := toHeaders(v.ResponseHeaders.GetHeaders())

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/extproc/server"
@@ -26,8 +27,10 @@ import (
 const testPolicy = `
 providers:
   - {name: oa, kind: openai, base_url: "http://127.0.0.1:9101", api_key: {env: SY_TEST_OA_KEY}}
+  - {name: an, kind: anthropic, base_url: "http://127.0.0.1:9102"}
 models:
   - {name: mini, provider: oa, upstream: mini-2024, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 2}}
+  - {name: haiku, provider: an, upstream: claude-haiku, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 2}, fallback: [mini]}
 routes:
   - {name: chat, path: /v1/chat/completions, api: chat_completions, filters: [auth, router, translate, usage]}
 tenants:
@@ -255,3 +258,40 @@ func contains(list []string, s string) bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func attemptRequest(id string, n int, cluster string) *extprocv3.ProcessingRequest {
+	attrs, _ := structpb.NewStruct(map[string]any{"upstream.request_attempt_count": n, "xds.cluster_name": cluster})
+	return &extprocv3.ProcessingRequest{
+		Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+			Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", id),
+		}},
+		Attributes: map[string]*structpb.Struct{"envoy.filters.http.ext_proc": attrs},
+	}
+}
+
+// TestAttemptsFollowEnvoysNumbering: a failed attempt's stream may never
+// reach ext_proc, so the second attempt can be the first stream seen. It
+// must be translated for the plan's second target, and an attempt whose
+// cluster disagrees with the plan must not be forwarded at all.
+func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	send(t, s, reqHeaders("rid-3", "Bearer sk-local-demo"))
+	resp := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}})
+	if got := setOf(resp.GetRequestBody().GetResponse().GetHeaderMutation())["x-envoy-max-retries"]; got != "1" {
+		t.Fatalf("x-envoy-max-retries = %q, want 1 for a two-target plan", got)
+	}
+	up := h.stream(t, "upstream")
+	ar := send(t, up, attemptRequest("rid-3", 2, "provider_oa"))
+	set := setOf(ar.GetRequestHeaders().GetResponse().GetHeaderMutation())
+	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" {
+		t.Errorf("attempt 2 was not translated for the second target: %v", set)
+	}
+	up2 := h.stream(t, "upstream")
+	bad := send(t, up2, attemptRequest("rid-3", 1, "provider_oa"))
+	if ir := bad.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 500 {
+		t.Errorf("attempt 1 on the wrong cluster: got %v, want a refusal", bad)
+	}
+}

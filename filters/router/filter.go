@@ -142,7 +142,7 @@ func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.
 
 // ResponseHeaders implements [filters.ResponseHeadersHook].
 func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
-	if n := len(x.Attempts()); n > 0 {
+	if n := x.AttemptCount(); n > 0 {
 		x.SetResponseHeader("x-fallback-count", strconv.Itoa(n-1))
 	}
 	if x.RouteReason != "" {
@@ -157,13 +157,24 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if x.Response.Streaming || !c.EOS {
 		return nil
 	}
-	attempts := x.Attempts()
-	if len(attempts) < 2 || !attempts[len(attempts)-1].Outcome.Failed() {
+	last := x.LastAttempt()
+	if last == nil || last.N < 2 || !last.Outcome.Failed() {
 		return nil
 	}
-	parts := make([]string, len(attempts))
-	for i, a := range attempts {
-		parts[i] = fmt.Sprintf("attempt %d %s/%s: %s", i+1, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome))
+	seen := map[int]*filters.Attempt{}
+	for _, a := range x.Attempts() {
+		seen[a.N] = a
+	}
+	parts := make([]string, last.N)
+	for n := 1; n <= last.N; n++ {
+		a, ok := seen[n]
+		if !ok {
+			// The attempt failed before its stream reached ext_proc.
+			m := x.Plan[min(n, len(x.Plan))-1].Model
+			parts[n-1] = fmt.Sprintf("attempt %d %s/%s: no response (connect failure, reset or timeout)", n, m.Provider.Name, m.Name)
+			continue
+		}
+		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome))
 	}
 	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
 		"every provider failed: %s", strings.Join(parts, "; "))

@@ -78,10 +78,8 @@ func RecordOf(x *filters.Exchange, cause error) Record {
 		r.Tenant = x.Caller.Tenant.Name
 	}
 	r.RequestedModel = x.RequestedModel()
-	attempts := x.Attempts()
-	r.Attempts = len(attempts)
-	if n := len(attempts); n > 0 {
-		a := attempts[n-1]
+	r.Attempts = x.AttemptCount()
+	if a := x.LastAttempt(); a != nil {
 		r.ServedModel, r.Provider = a.Target.Model.Name, a.Target.Provider().Name
 	}
 	if cause != nil {

@@ -151,6 +151,10 @@ func attemptExtProc() *extprocv3.ExternalProcessor {
 			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
 		},
 		MessageTimeout: dur(extProcMessageTimeout),
+		// Which attempt this is and which cluster Envoy picked for it: a
+		// failed attempt's stream may be cancelled before it reaches
+		// ext_proc, so ext_proc must not number attempts by counting.
+		RequestAttributes: []string{"upstream.request_attempt_count", "xds.cluster_name"},
 		// The translated request carries a new path, host and key.
 		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowAllRouting: wrapBool(true), AllowEnvoy: wrapBool(true)},
 		// ext_proc sets the content-length of the body it wrote; without

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/e2e/providersim"
+)
+
+var (
+	fallbackOnce  sync.Once
+	fallbackStack *harness.Stack
+	fallbackErr   error
+)
+
+// fallbackStack serves configs/local for the tests that fail providers;
+// they run one at a time since a fault hits every request to a provider.
+func fallbacks(t *testing.T) *harness.Stack {
+	t.Helper()
+	fallbackOnce.Do(func() {
+		fallbackStack, fallbackErr = harness.Start(context.Background(), harness.Options{})
+		if fallbackErr == nil {
+			cleanups = append(cleanups, fallbackStack.Close)
+		}
+	})
+	if fallbackErr != nil {
+		t.Fatalf("starting the gateway: %v", fallbackErr)
+	}
+	return fallbackStack
+}
+
+// TestFallbackAcrossProviders fails the primary provider in each way the
+// issue names and expects the next model of the chain, of another provider
+// kind, to answer in OpenAI form — whole and streamed.
+func TestFallbackAcrossProviders(t *testing.T) {
+	s := fallbacks(t)
+	tests := []struct {
+		name       string
+		model      string
+		failing    string
+		fault      providersim.Fault
+		wantModel  string
+		wantVendor string
+	}{
+		{"openai refuses connections", "gpt-4o-mini", "openai", providersim.Fault{Mode: providersim.FaultDown}, "claude-3-5-haiku", "anthropic"},
+		{"openai answers 503", "gpt-4o-mini", "openai", providersim.Fault{Mode: providersim.FaultDown503}, "claude-3-5-haiku", "anthropic"},
+		{"openai rate limits", "gpt-4o", "openai", providersim.Fault{Mode: providersim.FaultStatus, Status: 429}, "claude-3-5-sonnet", "anthropic"},
+		{"anthropic overloaded (529)", "claude-3-5-sonnet", "anthropic", providersim.Fault{Mode: providersim.FaultStatus, Status: 529}, "gpt-4o", "openai"},
+		{"anthropic 500", "claude-3-5-haiku", "anthropic", providersim.Fault{Mode: providersim.FaultStatus, Status: 500}, "gpt-4o-mini", "openai"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.Sim.SetFault(tt.failing, tt.fault); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = s.Sim.ClearFault(tt.failing) }()
+			c := client(s, demoKey)
+			var resp *http.Response
+			got, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+				Model:    tt.model,
+				Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("fall back please")},
+			}, option.WithResponseInto(&resp))
+			if err != nil {
+				t.Fatalf("the client saw the failure: %v", err)
+			}
+			if h := resp.Header.Get("X-Model-Used"); h != tt.wantModel || resp.Header.Get("X-Provider-Used") != tt.wantVendor {
+				t.Errorf("served by %s/%s, want %s/%s", resp.Header.Get("X-Provider-Used"), h, tt.wantVendor, tt.wantModel)
+			}
+			if resp.Header.Get("X-Fallback-Count") != "1" || resp.Header.Get("X-Route-Reason") == "" {
+				t.Errorf("X-Fallback-Count %q, X-Route-Reason %q", resp.Header.Get("X-Fallback-Count"), resp.Header.Get("X-Route-Reason"))
+			}
+			if got.Model != tt.model || !strings.Contains(got.Choices[0].Message.Content, "fall back please") || got.Usage.TotalTokens == 0 {
+				t.Errorf("answer not in OpenAI form for the requested model: %s", got.RawJSON())
+			}
+			noNativeFields(t, got.RawJSON())
+
+			stream := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+				Model:         tt.model,
+				Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("stream it anyway")},
+				StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+			}, option.WithResponseInto(&resp))
+			var acc openai.ChatCompletionAccumulator
+			for stream.Next() {
+				acc.AddChunk(stream.Current())
+			}
+			if err := stream.Err(); err != nil {
+				t.Fatalf("streamed fallback: %v", err)
+			}
+			if resp.Header.Get("X-Model-Used") != tt.wantModel || !strings.Contains(acc.Choices[0].Message.Content, "stream it anyway") || acc.Usage.TotalTokens == 0 {
+				t.Errorf("streamed: served by %s, content %q, usage %+v", resp.Header.Get("X-Model-Used"), acc.Choices[0].Message.Content, acc.Usage)
+			}
+		})
+	}
+}
+
+// TestAllProvidersDown: when every attempt fails the client gets one 503
+// listing each attempt and why it failed.
+func TestAllProvidersDown(t *testing.T) {
+	s := fallbacks(t)
+	for _, p := range []string{"openai", "anthropic", "gemini"} {
+		if err := s.Sim.SetFault(p, providersim.Fault{Mode: providersim.FaultStatus, Status: 503}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = s.Sim.ClearFault(p) }()
+	}
+	c := client(s, demoKey)
+	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("anyone?")},
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v, want 503", err)
+	}
+	for _, want := range []string{"attempt 1 openai/gpt-4o-mini: 503", "attempt 2 anthropic/claude-3-5-haiku: 503", "attempt 3 gemini/gemini-2.0-flash: 503"} {
+		if !strings.Contains(apiErr.Message, want) {
+			t.Errorf("message %q lacks %q", apiErr.Message, want)
+		}
+	}
+}
