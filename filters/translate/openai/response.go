@@ -178,6 +178,8 @@ func (tr *Translator) appendObject(out, obj []byte, chunk bool, um usageMode) []
 			}
 		case "system_fingerprint", "service_tier":
 			w.member(k, v)
+		case "prompt_filter_results", "prompt_annotations":
+			// Azure's, also when its v1 API is configured as kind openai.
 		default:
 			if !tr.q.strictResponse {
 				w.member(k, v)
@@ -278,6 +280,8 @@ func (tr *Translator) appendChoice(out, c []byte, chunk bool) []byte {
 			w.out = tr.appendMessage(w.out, v, chunk, index)
 		case "logprobs":
 			w.member(k, v)
+		case "content_filter_results", "content_filter_offsets":
+			// Azure's, as above.
 		default:
 			if !tr.q.strictResponse {
 				w.member(k, v)
