@@ -7,7 +7,12 @@ import (
 	"math"
 )
 
-const defaultEmbeddingDims = 8
+const (
+	defaultEmbeddingDims = 8
+	// maxEmbeddingDims is the largest size the real APIs offer
+	// (text-embedding-3-large, gemini-embedding-001).
+	maxEmbeddingDims = 3072
+)
 
 // embed returns a deterministic unit vector for text: the same text always
 // gets the same vector, different texts almost surely different ones.

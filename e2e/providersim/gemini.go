@@ -480,6 +480,10 @@ func (g gemini) embed(x *exchange, model string, batch bool) {
 	out := make([]values, len(reqs))
 	tokens := 0
 	for i, r := range reqs {
+		if r.OutputDimensionality < 0 || r.OutputDimensionality > maxEmbeddingDims {
+			x.fail(*gmInvalid("* EmbedContentRequest.output_dimensionality: must be between 1 and %d.\n", maxEmbeddingDims))
+			return
+		}
 		if r.Model != "" && r.Model != "models/"+model {
 			x.fail(*gmInvalid("* BatchEmbedContentsRequest.requests[%d].model: the model in the request, %s, does not match the model in the URL, models/%s.\n", i, r.Model, model))
 			return

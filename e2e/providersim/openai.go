@@ -739,6 +739,10 @@ func (o openAI) embeddings(x *exchange, deployment string) {
 		x.fail(*invalidRequest("encoding_format", "invalid_value", "Invalid value for 'encoding_format' = %s. Supported values are: 'float' and 'base64'.", req.EncodingFormat))
 		return
 	}
+	if req.Dimensions < 0 || req.Dimensions > maxEmbeddingDims {
+		x.fail(*invalidRequest("dimensions", "invalid_value", "Invalid 'dimensions': must be between 1 and %d, got %d.", maxEmbeddingDims, req.Dimensions))
+		return
+	}
 	if !x.p.knownModel(model) {
 		x.fail(o.modelNotFound(model))
 		return
