@@ -24,8 +24,10 @@ const (
 	KindGemini           Kind = "gemini"
 )
 
-// Kinds lists every Kind, in a stable order.
-var Kinds = []Kind{KindOpenAI, KindAzureOpenAI, KindOpenAICompatible, KindAnthropic, KindGemini}
+// Kinds returns every Kind, in a stable order.
+func Kinds() []Kind {
+	return []Kind{KindOpenAI, KindAzureOpenAI, KindOpenAICompatible, KindAnthropic, KindGemini}
+}
 
 // ProviderConfig describes one simulated provider.
 type ProviderConfig struct {
@@ -49,6 +51,7 @@ type ProviderConfig struct {
 
 // Config describes a simulator process.
 type Config struct {
+	// Providers are the simulated providers, each on its own listener.
 	Providers []ProviderConfig
 	// ControlAddr is the host:port of the control HTTP API; empty disables
 	// it (in-process tests use the Sim methods instead).

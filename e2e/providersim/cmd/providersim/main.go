@@ -129,7 +129,7 @@ func parseProvider(s string) (providersim.ProviderConfig, error) {
 	}
 	k := providersim.Kind(kind)
 	known := false
-	for _, kk := range providersim.Kinds {
+	for _, kk := range providersim.Kinds() {
 		known = known || kk == k
 	}
 	if !known {
@@ -139,8 +139,9 @@ func parseProvider(s string) (providersim.ProviderConfig, error) {
 }
 
 func kindList() string {
-	names := make([]string, len(providersim.Kinds))
-	for i, k := range providersim.Kinds {
+	kinds := providersim.Kinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
