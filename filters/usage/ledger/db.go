@@ -1,0 +1,320 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DB is the Ledger in a SQL database, SQLite or PostgreSQL. Both engines run
+// the same statements; the dialect holds the few things that differ. It is
+// safe for concurrent use.
+type DB struct {
+	db      *sql.DB
+	d       *dialect
+	version int
+}
+
+// dialect is what one engine does its own way.
+type dialect struct {
+	name string
+	// migrations is the directory of the engine's files in migrationFiles.
+	migrations string
+	// versionTable creates ledger_schema_version if it is missing.
+	versionTable string
+	// lock, when set, is run first in each migration transaction to keep
+	// concurrent openers apart.
+	lock string
+	// param is the placeholder of the i-th (from 1) parameter of a
+	// statement.
+	param func(i int) string
+	// timeValue is how the engine holds a point in time.
+	timeValue func(time.Time) any
+	// refused reports whether err is the database refusing the data, which
+	// no retry will change, rather than the database failing.
+	refused func(err error) bool
+}
+
+// open migrates db with the dialect's migrations and wraps it; on failure
+// it closes db.
+func open(ctx context.Context, db *sql.DB, d *dialect) (*DB, error) {
+	ms, err := loadMigrations(migrationFiles, d.migrations)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	version, err := migrate(ctx, db, d, ms)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return &DB{db: db, d: d, version: version}, nil
+}
+
+// Driver returns DriverSQLite or DriverPostgres.
+func (db *DB) Driver() string { return db.d.name }
+
+// SchemaVersion returns the schema version the ledger was at once opened.
+func (db *DB) SchemaVersion() int { return db.version }
+
+// insertColumns are the columns Insert writes, in the order of values.
+var insertColumns = []string{
+	"request_id", "occurred_at", "tenant", "app", "key_name", "route",
+	"requested_model", "served_model", "provider", "model", "stream", "attempts",
+	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
+	"latency_us", "ttft_us", "status", "error_type", "cache_hit",
+}
+
+// rowsPerInsert keeps one statement's parameters well inside both engines'
+// limits (32766 for SQLite, 65535 for PostgreSQL).
+const rowsPerInsert = 500
+
+func (db *DB) values(r *Record) ([]any, error) {
+	reasons, err := json.Marshal(r.FallbackReasons)
+	if err != nil {
+		return nil, err
+	}
+	if r.FallbackReasons == nil {
+		reasons = []byte("[]")
+	}
+	return []any{
+		r.RequestID, db.d.timeValue(r.Time), r.Tenant, r.App, r.KeyName, r.Route,
+		r.RequestedModel, r.ServedModel, r.Provider, r.Model(), r.Stream, int64(r.Attempts),
+		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
+		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
+	}, nil
+}
+
+// Insert implements [Ledger.Insert]. Records are stored normalised: see
+// [Record] for what the ledger keeps of times and text.
+func (db *DB) Insert(ctx context.Context, records []Record) (n int, err error) {
+	if len(records) == 0 {
+		return 0, nil
+	}
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, db.classify(err)
+	}
+	defer func() {
+		if err != nil {
+			err = db.classify(errors.Join(err, ignoreDone(tx.Rollback())))
+		}
+	}()
+	for chunk := range slices.Chunk(records, rowsPerInsert) {
+		var q strings.Builder
+		q.WriteString("INSERT INTO usage_records (" + strings.Join(insertColumns, ", ") + ") VALUES ")
+		args := make([]any, 0, len(chunk)*len(insertColumns))
+		for i := range chunk {
+			r := chunk[i].normalized()
+			if r.RequestID == "" {
+				return 0, errNoRequestID
+			}
+			v, err := db.values(&r)
+			if err != nil {
+				return 0, err
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for j := range v {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString(db.d.param(len(args) + j + 1))
+			}
+			q.WriteString(")")
+			args = append(args, v...)
+		}
+		q.WriteString(" ON CONFLICT (request_id) DO NOTHING")
+		res, err := tx.ExecContext(ctx, q.String(), args...)
+		if err != nil {
+			return 0, err
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		n += int(k)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// classify marks err as ErrUnavailable unless the database refused the data.
+func (db *DB) classify(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if db.d.refused(err) || errors.Is(err, errNoRequestID) {
+		return fmt.Errorf("ledger: %s refused the records: %w", db.d.name, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, db.d.name, err)
+}
+
+var errNoRequestID = errors.New("record without a request ID")
+
+// where renders f as a WHERE clause with numbered parameters.
+func (db *DB) where(f Filter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, cond+" "+db.d.param(len(args)))
+	}
+	if !f.From.IsZero() {
+		add("occurred_at >=", db.d.timeValue(f.From.UTC().Truncate(time.Microsecond)))
+	}
+	if !f.To.IsZero() {
+		add("occurred_at <", db.d.timeValue(f.To.UTC().Truncate(time.Microsecond)))
+	}
+	if f.Tenant != "" {
+		add("tenant =", f.Tenant)
+	}
+	if f.App != "" {
+		add("app =", f.App)
+	}
+	if f.Model != "" {
+		add("model =", f.Model)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// totalsSQL sums the Totals; the casts keep PostgreSQL from widening the
+// sums to numeric.
+const totalsSQL = `COUNT(*),
+	CAST(COALESCE(SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END), 0) AS BIGINT),
+	CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT),
+	CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT),
+	CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT),
+	CAST(COALESCE(SUM(cost_micro_usd), 0) AS BIGINT)`
+
+// Query implements [Ledger.Query].
+func (db *DB) Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, error) {
+	cols := make([]string, len(by))
+	for i, d := range by {
+		c, err := d.column()
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(by[:i], d) {
+			return nil, fmt.Errorf("ledger: dimension %q given twice", string(d))
+		}
+		cols[i] = c
+	}
+	where, args := db.where(f)
+	q := "SELECT " + totalsSQL + " FROM usage_records" + where
+	if len(cols) > 0 {
+		list := strings.Join(cols, ", ")
+		q = "SELECT " + list + ", " + totalsSQL + " FROM usage_records" + where + " GROUP BY " + list + " ORDER BY " + list
+	}
+	rows, err := db.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, db.classify(err)
+	}
+	defer rows.Close()
+	out := []Row{}
+	for rows.Next() {
+		var r Row
+		dest := make([]any, 0, len(by)+6)
+		for _, d := range by {
+			dest = append(dest, r.field(d))
+		}
+		t := &r.Totals
+		dest = append(dest, &t.Requests, &t.Errors, &t.InputTokens, &t.OutputTokens, &t.CachedTokens, &t.CostMicros)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.classify(err)
+	}
+	return out, nil
+}
+
+// Records implements [Ledger.Records]. Rows come out as they were stored,
+// normalised; requests with the same time come in request ID order.
+func (db *DB) Records(ctx context.Context, f Filter) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		where, args := db.where(f)
+		rows, err := db.db.QueryContext(ctx, "SELECT "+strings.Join(insertColumns, ", ")+
+			" FROM usage_records"+where+" ORDER BY occurred_at, request_id", args...)
+		if err != nil {
+			yield(Record{}, db.classify(err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(Record{}, db.classify(err))
+		}
+	}
+}
+
+func scanRecord(rows *sql.Rows) (Record, error) {
+	var (
+		r                       Record
+		at                      dbTime
+		model, reasons          string
+		attempts, status        int64
+		latencyUS, firstTokenUS int64
+	)
+	err := rows.Scan(&r.RequestID, &at, &r.Tenant, &r.App, &r.KeyName, &r.Route,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
+		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
+		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := json.Unmarshal([]byte(reasons), &r.FallbackReasons); err != nil {
+		return Record{}, fmt.Errorf("ledger: record %s: fallback_reasons: %w", r.RequestID, err)
+	}
+	if len(r.FallbackReasons) == 0 {
+		r.FallbackReasons = nil
+	}
+	r.Time = time.Time(at)
+	r.Attempts, r.Status = int(attempts), int(status)
+	r.Latency = time.Duration(latencyUS) * time.Microsecond
+	r.TimeToFirstToken = time.Duration(firstTokenUS) * time.Microsecond
+	return r, nil
+}
+
+// dbTime scans a time as either engine holds it: Unix microseconds from
+// SQLite, a timestamp from PostgreSQL.
+type dbTime time.Time
+
+// Scan implements [sql.Scanner].
+func (t *dbTime) Scan(src any) error {
+	switch v := src.(type) {
+	case int64:
+		*t = dbTime(time.UnixMicro(v).UTC())
+	case time.Time:
+		*t = dbTime(v.UTC())
+	default:
+		return fmt.Errorf("ledger: cannot scan %T as a time", src)
+	}
+	return nil
+}
+
+// Ping implements [Ledger.Ping].
+func (db *DB) Ping(ctx context.Context) error { return db.classify(db.db.PingContext(ctx)) }
+
+// Close implements [Ledger.Close].
+func (db *DB) Close() error { return db.db.Close() }
+
+var _ Ledger = (*DB)(nil)

@@ -1,0 +1,31 @@
+-- One row per request. Text columns are never NULL so that grouping and
+-- filtering treat "none" as the empty string on both engines.
+CREATE TABLE usage_records (
+    request_id       TEXT        PRIMARY KEY,
+    occurred_at      TIMESTAMPTZ NOT NULL,
+    tenant           TEXT        NOT NULL DEFAULT '',
+    app              TEXT        NOT NULL DEFAULT '',
+    key_name         TEXT        NOT NULL DEFAULT '',
+    route            TEXT        NOT NULL DEFAULT '',
+    requested_model  TEXT        NOT NULL DEFAULT '',
+    served_model     TEXT        NOT NULL DEFAULT '',
+    provider         TEXT        NOT NULL DEFAULT '',
+    -- served_model, or requested_model when no attempt was made
+    model            TEXT        NOT NULL DEFAULT '',
+    stream           BOOLEAN     NOT NULL DEFAULT FALSE,
+    attempts         INTEGER     NOT NULL DEFAULT 0,
+    -- a JSON array of strings
+    fallback_reasons TEXT        NOT NULL DEFAULT '[]',
+    input_tokens     BIGINT      NOT NULL DEFAULT 0,
+    output_tokens    BIGINT      NOT NULL DEFAULT 0,
+    cached_tokens    BIGINT      NOT NULL DEFAULT 0,
+    cost_micro_usd   BIGINT      NOT NULL DEFAULT 0,
+    latency_us       BIGINT      NOT NULL DEFAULT 0,
+    ttft_us          BIGINT      NOT NULL DEFAULT 0,
+    status           INTEGER     NOT NULL DEFAULT 0,
+    error_type       TEXT        NOT NULL DEFAULT '',
+    cache_hit        BOOLEAN     NOT NULL DEFAULT FALSE,
+    -- when the row reached the database; later than occurred_at by the
+    -- batching delay, or by an outage
+    recorded_at      TIMESTAMPTZ NOT NULL DEFAULT now()
+);

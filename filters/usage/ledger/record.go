@@ -1,0 +1,205 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Record is one row of the ledger: the accounting of one request, whether it
+// was served, refused or failed. It never holds a key, only the key's name.
+type Record struct {
+	// RequestID identifies the request and the row: writing a record whose
+	// RequestID is already in the ledger changes nothing.
+	RequestID string
+	// Time is when the request started. The ledger keeps microseconds, in UTC.
+	Time    time.Time
+	Tenant  string
+	App     string
+	KeyName string
+	Route   string
+	// RequestedModel is the model the client asked for; ServedModel and
+	// Provider are those of the last attempt, empty when none was made.
+	RequestedModel string
+	ServedModel    string
+	Provider       string
+	Stream         bool
+	Attempts       int
+	// FallbackReasons says why each failed attempt was given up, in order.
+	FallbackReasons []string
+	InputTokens     int64
+	OutputTokens    int64
+	CachedTokens    int64
+	// CostMicros is the cost in micro-USD (1 USD = 1_000_000).
+	CostMicros int64
+	// Latency and TimeToFirstToken are kept in microseconds; a zero
+	// TimeToFirstToken means no token was sent.
+	Latency          time.Duration
+	TimeToFirstToken time.Duration
+	Status           int
+	ErrorType        string
+	CacheHit         bool
+}
+
+// Model is the model a record is grouped and filtered by: the one that
+// served the request or, when no attempt was made, the one requested, so
+// that refusals count against the model they asked for.
+func (r *Record) Model() string {
+	if r.ServedModel != "" {
+		return r.ServedModel
+	}
+	return r.RequestedModel
+}
+
+// maxText bounds every text column. Some of them (the requested model) come
+// from the client, and a record the database refuses would be lost.
+const maxText = 256
+
+// normalized returns r as the ledger stores it: time in UTC truncated to
+// microseconds, durations truncated to microseconds, text valid UTF-8
+// without NUL bytes (PostgreSQL refuses both) and at most maxText bytes.
+func (r Record) normalized() Record {
+	r.Time = r.Time.UTC().Truncate(time.Microsecond)
+	r.Latency = r.Latency.Truncate(time.Microsecond)
+	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
+	for _, s := range []*string{
+		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType,
+	} {
+		*s = cleanText(*s)
+	}
+	if r.FallbackReasons != nil {
+		reasons := make([]string, len(r.FallbackReasons))
+		for i, s := range r.FallbackReasons {
+			reasons[i] = cleanText(s)
+		}
+		r.FallbackReasons = reasons
+	}
+	return r
+}
+
+func cleanText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) && len(s) <= maxText {
+		return s
+	}
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// Filter selects ledger rows. Zero fields select everything.
+type Filter struct {
+	// From is inclusive and To exclusive.
+	From, To time.Time
+	Tenant   string
+	App      string
+	// Model matches [Record.Model].
+	Model string
+}
+
+// Match reports whether f selects r; it is the rule the SQL implements.
+func (f Filter) Match(r *Record) bool {
+	t := r.Time.UTC().Truncate(time.Microsecond)
+	return (f.From.IsZero() || !t.Before(f.From.UTC().Truncate(time.Microsecond))) &&
+		(f.To.IsZero() || t.Before(f.To.UTC().Truncate(time.Microsecond))) &&
+		(f.Tenant == "" || f.Tenant == r.Tenant) &&
+		(f.App == "" || f.App == r.App) &&
+		(f.Model == "" || f.Model == r.Model())
+}
+
+// Dimension is a column that usage can be grouped by.
+type Dimension string
+
+// The dimensions, named as the usage API spells them.
+const (
+	ByTenant   Dimension = "tenant"
+	ByApp      Dimension = "app"
+	ByModel    Dimension = "model"
+	ByProvider Dimension = "provider"
+	ByKey      Dimension = "key"
+	ByRoute    Dimension = "route"
+)
+
+// column is the ledger column behind a dimension; only these strings are
+// ever spliced into SQL.
+func (d Dimension) column() (string, error) {
+	switch d {
+	case ByTenant:
+		return "tenant", nil
+	case ByApp:
+		return "app", nil
+	case ByModel:
+		return "model", nil
+	case ByProvider:
+		return "provider", nil
+	case ByKey:
+		return "key_name", nil
+	case ByRoute:
+		return "route", nil
+	}
+	return "", fmt.Errorf("ledger: unknown dimension %q", string(d))
+}
+
+// Group holds the values of the dimensions a row was grouped by; the others
+// are empty.
+type Group struct {
+	Tenant   string `json:"tenant,omitempty"`
+	App      string `json:"app,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Key      string `json:"key,omitempty"`
+	Route    string `json:"route,omitempty"`
+}
+
+func (g *Group) field(d Dimension) *string {
+	switch d {
+	case ByTenant:
+		return &g.Tenant
+	case ByApp:
+		return &g.App
+	case ByModel:
+		return &g.Model
+	case ByProvider:
+		return &g.Provider
+	case ByKey:
+		return &g.Key
+	default: // ByRoute; Query validates dimensions before it scans
+		return &g.Route
+	}
+}
+
+// Totals are the sums over a set of records. Errors counts records whose
+// status is 400 or more.
+type Totals struct {
+	Requests     int64 `json:"requests"`
+	Errors       int64 `json:"errors"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	CachedTokens int64 `json:"cached_tokens"`
+	CostMicros   int64 `json:"cost_micro_usd"`
+}
+
+// Add counts r in t.
+func (t *Totals) Add(r *Record) {
+	t.Requests++
+	if r.Status >= 400 {
+		t.Errors++
+	}
+	t.InputTokens += r.InputTokens
+	t.OutputTokens += r.OutputTokens
+	t.CachedTokens += r.CachedTokens
+	t.CostMicros += r.CostMicros
+}
+
+// Row is one line of a usage report.
+type Row struct {
+	Group
+	Totals
+}
