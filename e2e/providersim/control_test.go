@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -177,5 +178,42 @@ func TestShutdownWaitsAndCloses(t *testing.T) {
 	}
 	if err := sim.ClearFault("oa"); err == nil {
 		t.Errorf("ClearFault after Shutdown reopened the listener, want an error")
+	}
+}
+
+// TestConcurrentRequests checks that a counted fault fails exactly Count
+// requests however they interleave, and that Stats sees every request.
+func TestConcurrentRequests(t *testing.T) {
+	sim, _ := startKind(t, providersim.KindOpenAI)
+	setFault(t, sim, "openai", providersim.Fault{Mode: providersim.FaultStatus, Status: 500, Count: 5})
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				resp, _, err := tryDo(t, sim.URL("openai"), kindCalls[providersim.KindOpenAI].plain)
+				if err != nil {
+					t.Errorf("request: %v", err)
+					return
+				}
+				if resp.StatusCode != 200 && resp.StatusCode != 500 {
+					t.Errorf("got status %d, want 200 or 500", resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st, _ := sim.Stats("openai")
+	want := providersim.Stats{
+		Requests: workers * each,
+		ByPath:   map[string]int{"/v1/chat/completions": workers * each},
+		ByStatus: map[int]int{500: 5, 200: workers*each - 5},
+		// Each served reply: 7 prompt and 6 completion tokens.
+		PromptTokens:     7 * (workers*each - 5),
+		CompletionTokens: 6 * (workers*each - 5),
+	}
+	st.Recent = nil
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("stats mismatch (-want +got):\n%s", diff)
 	}
 }

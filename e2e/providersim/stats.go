@@ -17,7 +17,8 @@ type Stats struct {
 	// 200 it started with.
 	ByStatus map[int]int `json:"by_status"`
 	// PromptTokens and CompletionTokens add up the usage of every reply
-	// served (embeddings count as prompt tokens).
+	// served, a cut stream's whole reply included (embeddings count as
+	// prompt tokens).
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	// Recent holds the last Config.History requests, oldest first.
