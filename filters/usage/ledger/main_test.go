@@ -60,6 +60,7 @@ func startSharedPG() error {
 		return err
 	}
 	if err := c.start(); err != nil {
+		_ = os.RemoveAll(c.dir)
 		return err
 	}
 	sharedPG = c
@@ -153,7 +154,11 @@ func initTemplate() (string, error) {
 	}
 	err = runPG("initdb", "-D", filepath.Join(dir, "data"), "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
-	return dir, err
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
 
 // pgCluster is one PostgreSQL server on a free port of 127.0.0.1.

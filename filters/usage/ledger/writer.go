@@ -83,6 +83,7 @@ type Writer struct {
 	progress chan struct{} // closed and replaced whenever settled grows
 	flushing int           // Flush calls waiting; partial batches go at once
 	overflow int           // records dropped since the queue last had room
+	lost     error         // set by Close when it dropped records it could not write
 
 	wake    chan struct{}
 	stop    context.CancelFunc
@@ -158,7 +159,8 @@ func (w *Writer) Len() int {
 }
 
 // Flush waits until every record queued before the call has been written
-// (or refused), retrying through an outage until ctx is done.
+// (or refused), retrying through an outage until ctx is done. It fails if
+// Close dropped some of them.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
 	target := w.accepted
@@ -172,10 +174,13 @@ func (w *Writer) Flush(ctx context.Context) error {
 	w.signal()
 	for {
 		w.mu.Lock()
-		settled, progress, queued := w.settled, w.progress, len(w.queue)
+		settled, progress, queued, lost := w.settled, w.progress, len(w.queue), w.lost
 		w.mu.Unlock()
 		if settled >= target {
 			return nil
+		}
+		if lost != nil {
+			return lost
 		}
 		select {
 		case <-ctx.Done():
@@ -201,16 +206,19 @@ func (w *Writer) Close(ctx context.Context) error {
 	w.stop()
 	<-w.stopped
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	left := len(w.queue)
-	w.queue = nil
-	w.metrics.depth(0)
-	w.mu.Unlock()
 	if left == 0 {
 		return nil
 	}
+	w.queue = nil
+	w.metrics.depth(0)
 	w.metrics.drop(DropClosed, left)
 	w.log.Error("ledger closed with usage records unwritten", slog.Int("dropped", left))
-	return fmt.Errorf("ledger: closed with %d records unwritten: %w", left, err)
+	w.lost = fmt.Errorf("ledger: closed with %d records unwritten: %w", left, err)
+	close(w.progress) // a Flush still waiting learns of the loss
+	w.progress = make(chan struct{})
+	return w.lost
 }
 
 func (w *Writer) signal() {

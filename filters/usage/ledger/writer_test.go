@@ -381,6 +381,8 @@ func TestWriterCloseGivesUpWhenContextEnds(t *testing.T) {
 	for _, r := range genRecords(5, 17) {
 		w.Write(r)
 	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- w.Flush(t.Context()) }()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err := w.Close(ctx)
@@ -395,6 +397,9 @@ func TestWriterCloseGivesUpWhenContextEnds(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "ledger closed with usage records unwritten") {
 		t.Errorf("log lacks the loss:\n%s", logs)
+	}
+	if err := <-waiting; err == nil || !strings.Contains(err.Error(), "5 records unwritten") {
+		t.Errorf("a Flush waiting through Close: got %v, want it to report the loss", err)
 	}
 }
 
