@@ -11,11 +11,13 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 // order is the one place that fixes where each filter runs: request hooks
 // ascend it, response hooks descend it. It is the plugin.cfg of the project.
 var order = map[string]int{
+	"admin":   50,
 	"auth":    100,
 	"catalog": 150,
 	"router":  200,
@@ -47,23 +49,10 @@ type Deps struct {
 	// health); nil in tools that only validate.
 	Store store.Store
 	// Health is the provider health monitor; it outlives policy reloads.
-	Health Health
+	Health *health.Monitor
 	// Sticky remembers which model served each end user; it outlives
 	// policy reloads.
 	Sticky StickyStore
-}
-
-// Health is the provider health monitor the router consults and feeds.
-type Health interface {
-	// Admit says whether a model may serve a request (key is a per-request
-	// hash, for canary shares), with the weight its health gives it and a
-	// short reason when it may not. It has no side effects.
-	Admit(provider, model string, key uint64) (allowed bool, weight float64, reason string)
-	// Observe records the outcome of one attempt.
-	Observe(provider, model string, o Outcome)
-	// LatencyP95 is the observed p95 latency (time to first token for
-	// streams) of a model, when known.
-	LatencyP95(provider, model string, stream bool) (time.Duration, bool)
 }
 
 // StickyStore remembers which model served an end user on a route.

@@ -77,7 +77,7 @@ func run(write string, n1, n16 int) error {
 	// Interleave blocks so both paths see the same machine weather.
 	for _, c := range []struct {
 		conc, n int
-		into   *[2]stats
+		into    *[2]stats
 	}{{1, n1, &r.C1}, {16, n16, &r.C16}} {
 		var lat [2][]time.Duration
 		var dur [2]time.Duration

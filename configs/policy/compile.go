@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 // Defaults applied where the policy is silent.
@@ -22,6 +25,20 @@ const (
 	DefaultConnectTimeout    = 5 * time.Second
 	maxPriceUSDPerMTok       = 10000
 )
+
+// dialects are the OpenAI-compatible servers whose quirks the translator
+// knows; a test in filters/translate keeps the two lists equal.
+var dialects = map[string]bool{"vllm": true, "ollama": true, "mistral": true, "deepseek": true, "groq": true}
+
+// Dialects lists the dialect names a policy accepts, sorted.
+func Dialects() []string {
+	out := make([]string, 0, len(dialects))
+	for d := range dialects {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
 
@@ -139,6 +156,15 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 	if out.MaxRequestBytes < 1<<10 || out.MaxRequestBytes > 64<<20 {
 		c.at(src, "gateway", "max_request_bytes", "must be between 1KiB and 64MiB")
 	}
+	out.Health = health.DefaultConfig()
+	if n := c.idx.lookup(c.gwFile, "gateway.health"); n != nil {
+		// Decoded over the defaults, so an operator sets only what differs.
+		if err := n.Decode(&out.Health); err != nil {
+			c.at(src, "gateway", "health", "%v", err)
+		} else if err := out.Health.Validate(); err != nil {
+			c.at(src, "gateway", "health", "%v", err)
+		}
+	}
 	if l := g.LocalRateLimit; l != nil {
 		if l.RequestsPerSecond <= 0 {
 			c.at(src, "gateway", "local_rate_limit.requests_per_second", "must be > 0")
@@ -162,6 +188,9 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 		ok = false
 	case seen[s.Name] != nil:
 		c.at(s.src, d, "name", "duplicate provider name")
+		ok = false
+	case s.Name == health.AllProviders:
+		c.at(s.src, d, "name", "%q is reserved: fault drills use it for every provider", s.Name)
 		ok = false
 	}
 	kind, known := kinds[s.Kind]
@@ -193,6 +222,14 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 		c.at(s.src, d, "api_version", "is required for azure_openai")
 		ok = false
 	}
+	if s.Dialect != "" && kind != KindOpenAICompatible {
+		c.at(s.src, d, "dialect", "only applies to openai_compatible")
+		ok = false
+	} else if s.Dialect != "" && !dialects[s.Dialect] {
+		c.at(s.src, d, "dialect", "must be one of deepseek, groq, mistral, ollama, vllm; got %q", s.Dialect)
+		ok = false
+	}
+	p.Dialect = s.Dialect
 	if kind != KindAzureOpenAI && s.APIVersion != "" {
 		c.at(s.src, d, "api_version", "only applies to azure_openai")
 		ok = false
@@ -333,7 +370,7 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 	paths[s.Path] = true
 	api, known := apis[s.API]
 	if !known {
-		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models; got %q", s.API)
+		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin; got %q", s.API)
 		ok = false
 	}
 	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout)}

@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 // Kind is a provider's wire protocol.
@@ -31,9 +33,14 @@ const (
 	APIChatCompletions API = "chat_completions"
 	APIEmbeddings      API = "embeddings"
 	APIModels          API = "models"
+	APIAdmin           API = "admin"
 )
 
-var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels}
+var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin}
+
+// Prefix reports whether a route of this API also serves the paths below
+// its own (GET /v1/models/{model}, /admin/...).
+func (a API) Prefix() bool { return a == APIModels || a == APIAdmin }
 
 // Capability is a bit set of what a model can do.
 type Capability uint16
@@ -80,6 +87,7 @@ type Gateway struct {
 	HasAdminKey     bool
 	MaxRequestBytes int64
 	LocalRateLimit  LocalRateLimit
+	Health          health.Config
 }
 
 // LocalRateLimit is Envoy's listener token bucket; zero means off.
@@ -101,6 +109,7 @@ type Provider struct {
 	// Keys lists where the provider's keys come from; ext_proc resolves them.
 	Keys           []SecretRef
 	APIVersion     string
+	Dialect        string
 	ConnectTimeout time.Duration
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
@@ -250,7 +259,7 @@ func (p *Policy) Route(path string) *Route {
 		}
 	}
 	for _, r := range p.Routes {
-		if r.API == APIModels && len(path) > len(r.Path)+1 && path[:len(r.Path)+1] == r.Path+"/" {
+		if r.API.Prefix() && len(path) > len(r.Path)+1 && path[:len(r.Path)+1] == r.Path+"/" {
 			return r
 		}
 	}

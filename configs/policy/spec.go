@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/switchyard/switchyard/filters/router/health"
+
 // Spec is the policy as written in YAML, before validation. Field docs are
 // the reference for operators; configs/README.md shows them in use.
 type Spec struct {
@@ -21,6 +23,10 @@ type GatewaySpec struct {
 	// LocalRateLimit is Envoy's token bucket on the listener: cheap overload
 	// protection in front of everything else.
 	LocalRateLimit *LocalRateLimitSpec `yaml:"local_rate_limit"`
+	// Health tunes the provider health monitor, circuit breakers and
+	// progressive recovery; unset keys keep their defaults
+	// (filters/router/health/README.md).
+	Health *health.Config `yaml:"health"`
 }
 
 // LocalRateLimitSpec is a token bucket refilled every second.
@@ -42,7 +48,10 @@ type ProviderSpec struct {
 	APIKey  *SecretRef  `yaml:"api_key"`
 	APIKeys []SecretRef `yaml:"api_keys"`
 	// APIVersion is Azure OpenAI's api-version query parameter.
-	APIVersion     string   `yaml:"api_version"`
+	APIVersion string `yaml:"api_version"`
+	// Dialect names the server behind an openai_compatible provider (vllm,
+	// ollama, mistral, deepseek, groq) to switch on its quirks.
+	Dialect        string   `yaml:"dialect"`
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 }
 

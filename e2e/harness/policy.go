@@ -5,19 +5,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
-// copyPolicy copies the policy files of src into dst, pointing each
-// provider at its simulator (by name) and the gateway at listen. Only
-// those values change; everything else is the user's policy as written.
-func copyPolicy(src, dst string, providerURL func(name string) (string, bool), listen string) error {
+// copyPolicy copies the policy files of src into dst, with the overlay's
+// files replacing or joining them, pointing each provider at its simulator
+// (by name) and the gateway at listen. Only those values change; everything
+// else is the policy as written.
+func copyPolicy(src, dst string, providerURL func(name string) (string, bool), listen string, overlay map[string]string) error {
 	files, err := policy.ReadDir(src)
 	if err != nil {
 		return err
+	}
+	for name, content := range overlay {
+		i := slices.IndexFunc(files, func(f policy.File) bool { return filepath.Base(f.Name) == name })
+		if i < 0 {
+			files = append(files, policy.File{Name: name})
+			i = len(files) - 1
+		}
+		files[i].Data = []byte(content)
 	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err

@@ -62,6 +62,9 @@ type Options struct {
 	// share the listener port (SO_REUSEPORT), the control plane and Redis.
 	Replicas int
 	Redis    RedisMode
+	// Overlay replaces (or adds) files of the policy copy by name, before
+	// anything starts: a test changes one file of a shipped policy.
+	Overlay map[string]string
 	// ExtraProviders adds simulators the policy copy does not name yet.
 	ExtraProviders []providersim.ProviderConfig
 	// ProviderKeys makes a simulated provider insist on a key.
@@ -100,7 +103,7 @@ type proc struct {
 }
 
 // Start builds (if needed) and starts a stack, and waits until it serves.
-func Start(ctx context.Context, o Options) (s *Stack, err error) {
+func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.Root == "" {
 		if o.Root, err = ModuleRoot(); err != nil {
 			return nil, err
@@ -121,7 +124,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 			return nil, err
 		}
 	}
-	s = &Stack{Dir: o.Dir, PolicyDir: filepath.Join(o.Dir, "policy")}
+	s := &Stack{Dir: o.Dir, PolicyDir: filepath.Join(o.Dir, "policy")}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -146,7 +149,7 @@ func Start(ctx context.Context, o Options) (s *Stack, err error) {
 			return "http://" + a, true
 		}
 		return "", false
-	}, "127.0.0.1:"+strconv.Itoa(gw)); err != nil {
+	}, "127.0.0.1:"+strconv.Itoa(gw), o.Overlay); err != nil {
 		return nil, err
 	}
 

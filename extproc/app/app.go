@@ -30,6 +30,7 @@ import (
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
@@ -85,8 +86,24 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		log.Info("store: embedded in-memory (single node)")
 	}
 	sticky := router.NewSticky(100_000, time.Now)
+	var mon *health.Monitor
 	build := func(p *policy.Policy) (*server.Runtime, error) {
-		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Sticky: sticky})
+		if mon == nil {
+			m, err := health.New(p.Gateway.Health, time.Now, log)
+			if err != nil {
+				return nil, err
+			}
+			mon = m
+			reg.MustRegister(mon.Collector())
+		} else if err := mon.Reconfigure(p.Gateway.Health); err != nil {
+			return nil, err
+		}
+		models := map[string][]string{}
+		for _, m := range p.Models {
+			models[m.Provider.Name] = append(models[m.Provider.Name], m.Name)
+		}
+		mon.Track(models)
+		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Sticky: sticky, Health: mon})
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +139,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
+	go syncDrills(ctx, st, mon, time.Second, log)
 	log.Info("ext_proc listening", slog.String("addr", c.listen))
 
 	var hs *http.Server

@@ -4,6 +4,7 @@
 package all
 
 import (
+	_ "github.com/switchyard/switchyard/filters/admin"     // the admin API
 	_ "github.com/switchyard/switchyard/filters/auth"      // virtual-key authentication
 	_ "github.com/switchyard/switchyard/filters/catalog"   // GET /v1/models
 	_ "github.com/switchyard/switchyard/filters/router"    // model and provider choice

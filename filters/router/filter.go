@@ -23,6 +23,7 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 func init() { filters.Register("router", New) }
@@ -30,7 +31,7 @@ func init() { filters.Register("router", New) }
 // Filter chooses the plan of targets for a request.
 type Filter struct {
 	router *Router
-	health filters.Health
+	health Health
 	sticky filters.StickyStore
 	log    *slog.Logger
 }
@@ -40,7 +41,11 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	r, err := NewRouter(deps.Policy, deps.Route, deps.Health, deps.Sticky)
+	var h Health
+	if deps.Health != nil {
+		h = deps.Health
+	}
+	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +53,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Filter{router: r, health: deps.Health, sticky: deps.Sticky, log: log}, nil
+	return &Filter{router: r, health: h, sticky: deps.Sticky, log: log}, nil
 }
 
 // Name implements [filters.Filter].
@@ -113,9 +118,9 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
 	}
 	if f.health != nil {
-		if ok, _, why := f.health.Admit(m.Provider.Name, m.Name, HashID(x.ID)); !ok {
+		if a := f.health.Admit(m.Provider.Name, m.Name, HashID(x.ID)); !a.Allowed {
 			return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
-				"the model '%s' cannot serve right now (%s)", name, why)
+				"the model '%s' cannot serve right now (%s)", name, a.Reason)
 		}
 	}
 	x.Plan = []filters.Target{{Model: m}}
@@ -135,9 +140,21 @@ func user(x *filters.Exchange) string {
 // AttemptDone implements [filters.AttemptDoneHook]: every attempt's
 // outcome, including the ones Envoy retried, feeds the health monitor.
 func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.Attempt) {
-	if f.health != nil {
-		f.health.Observe(a.Target.Provider().Name, a.Target.Model.Name, a.Outcome)
+	if f.health == nil {
+		return
 	}
+	o := health.Observation{
+		Provider: a.Target.Provider().Name,
+		Model:    a.Target.Model.Name,
+		Status:   a.Outcome.Status,
+		Latency:  a.Outcome.Latency,
+		Quota:    health.QuotaFromHeaders(a.Outcome.Header.Get),
+		Key:      HashID(x.ID),
+	}
+	if o.Status == 0 {
+		o.Failure = health.ConnectFailure
+	}
+	f.health.Observe(o)
 }
 
 // ResponseHeaders implements [filters.ResponseHeadersHook].

@@ -6,12 +6,22 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/router/complexity"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
+
+// Health is what the router asks of the health monitor
+// (*health.Monitor); an interface so tests can script it.
+type Health interface {
+	Admit(provider, model string, key uint64) health.Admission
+	Observe(o health.Observation)
+	LatencyP95(provider, model string, stream bool) (time.Duration, bool)
+}
 
 // Pressure is how close a tenant is to its budget (the cost governor).
 type Pressure int
@@ -62,12 +72,12 @@ type Router struct {
 	route      *policy.Route
 	pol        *policy.Policy
 	classifier *complexity.Classifier
-	health     filters.Health
+	health     Health
 	sticky     filters.StickyStore
 }
 
 // NewRouter builds a router for a route; h and sticky may be nil.
-func NewRouter(p *policy.Policy, r *policy.Route, h filters.Health, sticky filters.StickyStore) (*Router, error) {
+func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.StickyStore) (*Router, error) {
 	c, err := complexity.New(complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt})
 	if err != nil {
 		return nil, err
@@ -407,8 +417,16 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 			continue
 		}
 		if r.health != nil {
-			if ok, _, why := r.health.Admit(m.Provider.Name, m.Name, q.Hash); !ok {
-				skipped = append(skipped, m.Name+" ("+why+")")
+			a := r.health.Admit(m.Provider.Name, m.Name, q.Hash)
+			if !a.Allowed {
+				skipped = append(skipped, m.Name+" ("+a.Reason+")")
+				continue
+			}
+			if a.Probe && len(d.Plan) > 0 {
+				// A half-open breaker's probe goes first, so its result
+				// comes back and the breaker can close.
+				d.Plan = append([]*policy.Model{m}, d.Plan...)
+				d.Reason += "; probing " + m.Provider.Name
 				continue
 			}
 		}

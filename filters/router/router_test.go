@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 const testPolicy = `
@@ -47,7 +47,7 @@ tenants:
   - {name: lf, routing: {strategy: latency-first}}
 `
 
-func testRouter(t testing.TB, allowOverride bool, h filters.Health) (*Router, *policy.Policy) {
+func testRouter(t testing.TB, allowOverride bool, h Health) (*Router, *policy.Policy) {
 	t.Helper()
 	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(fmt.Sprintf(testPolicy, fmt.Sprint(allowOverride)))}})
 	if err != nil {
@@ -81,16 +81,16 @@ type fakeHealth struct {
 	latency map[string]time.Duration
 }
 
-func (f fakeHealth) Admit(provider, _ string, _ uint64) (bool, float64, string) {
+func (f fakeHealth) Admit(provider, _ string, _ uint64) health.Admission {
 	if why, ok := f.down[provider]; ok {
-		return false, 0, why
+		return health.Admission{Reason: why}
 	}
 	if w, ok := f.weight[provider]; ok {
-		return true, w, "degraded"
+		return health.Admission{Allowed: true, Weight: w, Reason: "degraded"}
 	}
-	return true, 1, ""
+	return health.Admission{Allowed: true, Weight: 1}
 }
-func (fakeHealth) Observe(string, string, filters.Outcome) {}
+func (fakeHealth) Observe(health.Observation) {}
 func (f fakeHealth) LatencyP95(provider, _ string, _ bool) (time.Duration, bool) {
 	d, ok := f.latency[provider]
 	return d, ok

@@ -87,7 +87,7 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 			}
 			health := 1.0
 			if r.health != nil {
-				_, health, _ = r.health.Admit(m.Provider.Name, m.Name, q.Hash)
+				health = r.health.Admit(m.Provider.Name, m.Name, q.Hash).Weight
 			}
 			total := w.Cost + w.Latency + w.Quality + w.Health + w.Match + w.Consistency
 			score = (w.Cost*(1-cost) + w.Latency*(1-norm(lat[i], maxLat)) + w.Quality*m.Quality +
@@ -100,8 +100,7 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 			}
 		}
 		if st != policy.Weighted && r.health != nil {
-			_, weight, _ := r.health.Admit(m.Provider.Name, m.Name, q.Hash)
-			score *= weight
+			score *= r.health.Admit(m.Provider.Name, m.Name, q.Hash).Weight
 		}
 		if q.Pressure == PressureHigh && !m.Cheap {
 			score *= 0.5

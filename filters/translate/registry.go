@@ -10,11 +10,13 @@ import (
 
 // translators maps a provider kind to the constructor of its translator.
 var translators = map[policy.Kind]func(translator.Target) translator.Translator{
-	policy.KindOpenAI:           func(t translator.Target) translator.Translator { return openaix.New(t) },
-	policy.KindAzureOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
-	policy.KindOpenAICompatible: func(t translator.Target) translator.Translator { return openaix.New(t) },
-	policy.KindAnthropic:        func(t translator.Target) translator.Translator { return anthropic.New(t) },
-	policy.KindGemini:           func(t translator.Target) translator.Translator { return gemini.New(t) },
+	policy.KindOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindAzureOpenAI: func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindOpenAICompatible: func(t translator.Target) translator.Translator {
+		return openaix.NewWithDialect(t, openaix.Dialect(t.Provider.Dialect))
+	},
+	policy.KindAnthropic: func(t translator.Target) translator.Translator { return anthropic.New(t) },
+	policy.KindGemini:    func(t translator.Target) translator.Translator { return gemini.New(t) },
 }
 
 // For returns a translator for one attempt, or nil for a kind the gateway

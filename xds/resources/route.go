@@ -28,7 +28,7 @@ const retryOn = "5xx,reset,connect-failure,refused-stream,retriable-status-codes
 
 func route(p *policy.Policy, r *policy.Route) *routev3.Route {
 	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: r.Path}}
-	if r.API == policy.APIModels {
+	if r.API.Prefix() {
 		match = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: r.Path}}
 	}
 	return &routev3.Route{

@@ -1,0 +1,132 @@
+// Package admin is the filter that serves the admin API under /admin, for
+// operators holding the admin key: provider health and fault drills (and,
+// as the other issues land, virtual keys and usage). It answers from the
+// gateway itself; nothing reaches a provider.
+//
+// The admin key is known by its SHA-256 only (gateway.admin_key_sha256). A
+// policy without one has no admin API: every call is refused.
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/filters/router/health"
+)
+
+func init() { filters.Register("admin", New) }
+
+// Filter serves the admin API.
+type Filter struct {
+	health *health.Monitor
+	store  store.Store
+	log    *slog.Logger
+	routes map[string]handler
+}
+
+// handler answers one admin call: the status and a JSON-encodable body, or
+// a refusal.
+type handler func(ctx context.Context, x *filters.Exchange, sub string) (int, any, error)
+
+// New builds the admin filter.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
+	if err := filters.NoArgs(ref); err != nil {
+		return nil, err
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &Filter{health: deps.Health, store: deps.Store, log: log}
+	f.routes = map[string]handler{
+		"GET providers":   f.providers,
+		"POST fault/down": f.fault(true),
+		"POST fault/up":   f.fault(false),
+	}
+	return f, nil
+}
+
+// Name implements [filters.Filter].
+func (*Filter) Name() string { return "admin" }
+
+// RequestHeaders implements [filters.RequestHeadersHook]: the admin key is
+// checked before the body is even read.
+func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
+	x.RemoveRequestHeader("authorization")
+	g := &x.Policy.Gateway
+	if !g.HasAdminKey {
+		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
+	}
+	token := filters.BearerToken(x.Header)
+	if token == "" {
+		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
+	}
+	sum := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(sum[:], g.AdminKeyHash[:]) != 1 {
+		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
+	}
+	return nil
+}
+
+// RequestBody implements [filters.RequestBodyHook].
+func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
+	path := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
+	h, sub := f.match(x.Method, path)
+	if h == nil {
+		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "no admin call %s %s", x.Method, x.Path)
+	}
+	status, body, err := h(ctx, x, sub)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	x.Respond(status, b)
+	return nil
+}
+
+// match finds the handler of "METHOD path", where a route may end in a
+// wildcard segment ("keys/*") handed to the handler.
+func (f *Filter) match(method, path string) (handler, string) {
+	if h := f.routes[method+" "+path]; h != nil {
+		return h, ""
+	}
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		if h := f.routes[method+" "+path[:i]+"/*"]; h != nil {
+			return h, path[i+1:]
+		}
+	}
+	return nil, ""
+}
+
+// audit records an admin action, who did it and what changed.
+func (f *Filter) audit(ctx context.Context, x *filters.Exchange, action string, attrs ...slog.Attr) {
+	f.log.LogAttrs(ctx, slog.LevelInfo, "audit", append([]slog.Attr{
+		slog.String("request_id", x.ID), slog.String("actor", "admin"), slog.String("action", action),
+	}, attrs...)...)
+}
+
+func decode(x *filters.Exchange, v any) error {
+	d := json.NewDecoder(strings.NewReader(string(x.Body)))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_body", "the body must be a JSON object of this call's fields: %v", err)
+	}
+	return nil
+}
+
+var (
+	_ filters.RequestHeadersHook = (*Filter)(nil)
+	_ filters.RequestBodyHook    = (*Filter)(nil)
+)
