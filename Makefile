@@ -14,13 +14,13 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 
-.PHONY: all deps envoy redis prometheus build run test test-unit test-e2e bench bench-routing \
+.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench bench-routing \
         fmt lint fuzz golden check-config precommit clean
 
 all: build
 
-## deps: install the pinned Envoy (into .tools/) and Redis and Prometheus (Debian packages)
-deps: envoy redis prometheus
+## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL and Prometheus (Debian packages)
+deps: envoy redis postgres prometheus
 
 envoy: $(ENVOY)
 
@@ -41,6 +41,11 @@ $(ENVOY):
 redis:
 	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server >/dev/null; }
 
+# PostgreSQL backs the ledger's production driver; its tests run a
+# throwaway server (the package's own cluster is not used).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
+
 prometheus:
 	@command -v prometheus >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq prometheus >/dev/null; }
 
@@ -57,8 +62,10 @@ run: envoy build
 ## test: unit tests with -race, then the end-to-end suite
 test: test-unit test-e2e
 
-test-unit:
-	$(GO) test -race -short -count=1 -timeout 15m ./...
+# Unit tests use a real redis-server (store conformance) and PostgreSQL
+# (ledger conformance), both started by the tests themselves.
+test-unit: redis postgres
+	$(GO) test -race -short -count=1 -timeout 20m ./...
 
 test-e2e: deps build
 	$(GO) test -count=1 -timeout 30m ./e2e/...

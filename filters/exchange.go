@@ -43,6 +43,10 @@ type Exchange struct {
 	RouteReason string
 	// Routing is what else the router learnt about the request.
 	Routing Routing
+	// Pressure is the cost governor's verdict on the caller's budget (set
+	// by quota before routing): 0 none, 1 expensive models lose weight,
+	// 2 cheap models only.
+	Pressure int
 
 	// Response is what came back, filled by the server before response hooks.
 	Response Response

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/filters/usage/ledger"
 )
 
 // order is the one place that fixes where each filter runs: request hooks
@@ -53,6 +54,12 @@ type Deps struct {
 	// Sticky remembers which model served each end user; it outlives
 	// policy reloads.
 	Sticky StickyStore
+	// Ledger writes usage records to the database, off the request path;
+	// it outlives policy reloads. Nil in tools that only validate.
+	Ledger *ledger.Writer
+	// Usage queries the ledger for the usage API. Nil in tools that only
+	// validate.
+	Usage ledger.Ledger
 }
 
 // StickyStore remembers which model served an end user on a route.

@@ -47,6 +47,8 @@ type compiler struct {
 	idx    nodeIndex
 	gwFile string
 	probs  Problems
+	// capture is the gateway's audit capture setting, the tenants' default.
+	capture bool
 }
 
 // at records a problem for field (relative to the element at src) of the
@@ -82,6 +84,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 		keys:      map[[32]byte]*Key{},
 	}
 	c.gateway(s.Gateway, &p.Gateway)
+	c.capture = p.Gateway.CapturePrompts
 	for i := range s.Providers {
 		if pr := c.provider(&s.Providers[i], i, p.providers); pr != nil {
 			p.Providers = append(p.Providers, pr)
@@ -165,6 +168,56 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 			c.at(src, "gateway", "health", "%v", err)
 		}
 	}
+	out.Governor = Governor{HighAt: 0.8, CheapOnlyAt: 0.95, FloorMicros: 1_000_000}
+	if gv := g.Governor; gv != nil {
+		if gv.HighAt != nil {
+			out.Governor.HighAt = *gv.HighAt
+		}
+		if gv.CheapOnlyAt != nil {
+			out.Governor.CheapOnlyAt = *gv.CheapOnlyAt
+		}
+		if out.Governor.HighAt <= 0 || out.Governor.CheapOnlyAt <= out.Governor.HighAt || out.Governor.CheapOnlyAt > 1 {
+			c.at(src, "gateway", "governor", "needs 0 < high_at < cheap_only_at <= 1")
+		}
+		if gv.FloorUSD != nil {
+			out.Governor.FloorMicros, _ = c.usd(src, "gateway", "governor.floor_usd", *gv.FloorUSD, true)
+		}
+	}
+	out.Ledger = Ledger{Driver: "sqlite", Path: "usage.db", BatchSize: 500, FlushInterval: 200 * time.Millisecond, Buffer: 100_000}
+	if l := g.Ledger; l != nil {
+		switch l.Driver {
+		case "", "sqlite":
+			if l.DSN != nil {
+				c.at(src, "gateway", "ledger.dsn", "is for postgres; sqlite takes a path")
+			}
+		case "postgres":
+			out.Ledger.Driver = "postgres"
+			if l.DSN == nil || (l.DSN.Env == "") == (l.DSN.File == "") {
+				c.at(src, "gateway", "ledger.dsn", "postgres needs a dsn: {env: NAME} or {file: path}")
+			}
+			out.Ledger.DSN = l.DSN
+		default:
+			c.at(src, "gateway", "ledger.driver", "must be sqlite or postgres; got %q", l.Driver)
+		}
+		if l.Path != "" {
+			out.Ledger.Path = l.Path
+		}
+		if l.BatchSize < 0 || l.Buffer < 0 {
+			c.at(src, "gateway", "ledger", "batch_size and buffer must be >= 0")
+		}
+		if l.BatchSize > 0 {
+			out.Ledger.BatchSize = l.BatchSize
+		}
+		if l.Buffer > 0 {
+			out.Ledger.Buffer = l.Buffer
+		}
+		if l.FlushInterval > 0 {
+			out.Ledger.FlushInterval = time.Duration(l.FlushInterval)
+		}
+	}
+	if g.Audit != nil {
+		out.CapturePrompts = g.Audit.CapturePrompts
+	}
 	if l := g.LocalRateLimit; l != nil {
 		if l.RequestsPerSecond <= 0 {
 			c.at(src, "gateway", "local_rate_limit.requests_per_second", "must be > 0")
@@ -230,6 +283,13 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 		ok = false
 	}
 	p.Dialect = s.Dialect
+	if l := s.Limits; l != nil {
+		if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 {
+			c.at(s.src, d, "limits", "requests_per_minute and tokens_per_minute must be >= 0")
+			ok = false
+		}
+		p.RequestsPerMinute, p.TokensPerMinute = l.RequestsPerMinute, l.TokensPerMinute
+	}
 	if kind != KindAzureOpenAI && s.APIVersion != "" {
 		c.at(s.src, d, "api_version", "only applies to azure_openai")
 		ok = false
@@ -547,12 +607,46 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		ok = false
 	}
 	seen[s.Name] = true
-	t := &Tenant{Name: s.Name, Tier: s.Tier}
+	t := &Tenant{Name: s.Name, Tier: s.Tier, Apps: map[string]*App{}}
 	t.Models, ok = c.modelSet(s.src, d, "models", s.Models, p, ok)
+	before := len(c.probs)
+	t.Budget = c.budget(s.src, d, "budget_usd", s.Budget)
+	t.RateLimit = c.rateLimit(s.src, d, "rate_limit", s.RateLimit)
+	if s.MaxCostPerRequestUSD != nil {
+		t.MaxCostPerRequestMicros, _ = c.usd(s.src, d, "max_cost_per_request_usd", *s.MaxCostPerRequestUSD, false)
+	}
+	switch s.OverBudget {
+	case "", "refuse":
+	case "downgrade":
+		t.Downgrade = true
+	default:
+		c.at(s.src, d, "over_budget", "must be refuse or downgrade; got %q", s.OverBudget)
+	}
+	for j, a := range s.Apps {
+		field := "apps[" + strconv.Itoa(j) + "]"
+		if a.Name == "" || !nameRE.MatchString(a.Name) || t.Apps[a.Name] != nil {
+			c.at(s.src, d, field+".name", "is required, unique within the tenant: letters, digits, '.', '_' or '-'")
+			continue
+		}
+		t.Apps[a.Name] = &App{Name: a.Name, Budget: c.budget(s.src, d, field+".budget_usd", a.Budget), RateLimit: c.rateLimit(s.src, d, field+".rate_limit", a.RateLimit)}
+	}
+	if s.Audit != nil {
+		t.CapturePrompts = s.Audit.CapturePrompts
+	} else {
+		t.CapturePrompts = c.capture
+	}
+	ok = ok && len(c.probs) == before
 	keyNames := map[string]bool{}
 	for j, k := range s.Keys {
 		field := "keys[" + strconv.Itoa(j) + "]"
 		key := &Key{Name: k.Name, App: k.App, Tenant: t}
+		before := len(c.probs)
+		key.Budget = c.budget(s.src, d, field+".budget_usd", k.Budget)
+		key.RateLimit = c.rateLimit(s.src, d, field+".rate_limit", k.RateLimit)
+		if k.App != "" && len(s.Apps) > 0 && t.Apps[k.App] == nil {
+			c.at(s.src, d, field+".app", "names no app of the tenant (got %q)", k.App)
+		}
+		ok = ok && len(c.probs) == before
 		if k.Name == "" || keyNames[k.Name] {
 			c.at(s.src, d, field+".name", "is required and unique within the tenant")
 			ok = false
@@ -593,6 +687,66 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		return nil
 	}
 	return t
+}
+
+// usd converts a USD amount to micro-USD; zero is allowed only when
+// zeroOK (a floor), since a zero cap would refuse everything.
+func (c *compiler) usd(src source, d, field string, v float64, zeroOK bool) (int64, bool) {
+	if math.IsNaN(v) || v < 0 || (!zeroOK && v == 0) || v > 1e9 {
+		c.at(src, d, field, "must be a positive amount of USD")
+		return 0, false
+	}
+	return int64(math.Round(v * 1e6)), true
+}
+
+func (c *compiler) budget(src source, d, field string, b *BudgetSpec) Budget {
+	out := Budget{FailOpen: true}
+	if b == nil {
+		return out
+	}
+	if b.Daily != nil {
+		out.DailyMicros, _ = c.usd(src, d, field+".daily", *b.Daily, false)
+	}
+	if b.Monthly != nil {
+		out.MonthlyMicros, _ = c.usd(src, d, field+".monthly", *b.Monthly, false)
+	}
+	if b.Daily == nil && b.Monthly == nil {
+		c.at(src, d, field, "sets neither daily nor monthly")
+	}
+	out.FailOpen = c.outage(src, d, field+".on_store_outage", b.OnStoreOutage)
+	return out
+}
+
+func (c *compiler) rateLimit(src source, d, field string, r *RateLimitSpec) RateLimit {
+	out := RateLimit{FailOpen: true}
+	if r == nil {
+		return out
+	}
+	out = RateLimit{ReplenishRate: r.ReplenishRate, BurstCapacity: r.BurstCapacity, RequestsPerMinute: r.RequestsPerMinute, TokensPerMinute: r.TokensPerMinute}
+	if r.ReplenishRate < 0 || r.BurstCapacity < 0 || r.RequestsPerMinute < 0 || r.TokensPerMinute < 0 {
+		c.at(src, d, field, "limits must be >= 0")
+	}
+	if (r.ReplenishRate > 0) != (r.BurstCapacity > 0) {
+		c.at(src, d, field, "replenish_rate and burst_capacity go together")
+	} else if r.BurstCapacity > 0 && float64(r.BurstCapacity) < r.ReplenishRate {
+		c.at(src, d, field+".burst_capacity", "must be >= replenish_rate")
+	}
+	if !out.Set() {
+		c.at(src, d, field, "sets no limit")
+	}
+	out.FailOpen = c.outage(src, d, field+".on_store_outage", r.OnStoreOutage)
+	return out
+}
+
+func (c *compiler) outage(src source, d, field, v string) bool {
+	switch v {
+	case "", "open":
+		return true
+	case "closed":
+		return false
+	}
+	c.at(src, d, field, "must be open or closed; got %q", v)
+	return true
 }
 
 func (c *compiler) modelSet(src source, d, field string, names []string, p *Policy, ok bool) (map[string]bool, bool) {

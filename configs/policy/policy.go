@@ -88,6 +88,56 @@ type Gateway struct {
 	MaxRequestBytes int64
 	LocalRateLimit  LocalRateLimit
 	Health          health.Config
+	Governor        Governor
+	Ledger          Ledger
+	CapturePrompts  bool
+}
+
+// Governor is the compiled cost governor.
+type Governor struct {
+	HighAt, CheapOnlyAt float64
+	FloorMicros         int64
+}
+
+// Ledger is the compiled ledger selection.
+type Ledger struct {
+	Driver        string // sqlite or postgres
+	Path          string
+	DSN           *SecretRef
+	BatchSize     int
+	FlushInterval time.Duration
+	Buffer        int
+}
+
+// Budget is a compiled spend cap in micro-USD; 0 means no cap.
+type Budget struct {
+	DailyMicros   int64
+	MonthlyMicros int64
+	FailOpen      bool
+}
+
+// Set reports whether the budget caps anything.
+func (b Budget) Set() bool { return b.DailyMicros > 0 || b.MonthlyMicros > 0 }
+
+// RateLimit is a compiled rate limit; zero fields are off.
+type RateLimit struct {
+	ReplenishRate     float64
+	BurstCapacity     int
+	RequestsPerMinute int
+	TokensPerMinute   int
+	FailOpen          bool
+}
+
+// Set reports whether the limit limits anything.
+func (r RateLimit) Set() bool {
+	return r.ReplenishRate > 0 || r.RequestsPerMinute > 0 || r.TokensPerMinute > 0
+}
+
+// App is a tenant's application.
+type App struct {
+	Name      string
+	Budget    Budget
+	RateLimit RateLimit
 }
 
 // LocalRateLimit is Envoy's listener token bucket; zero means off.
@@ -107,10 +157,14 @@ type Provider struct {
 	BasePath string
 	TLS      bool
 	// Keys lists where the provider's keys come from; ext_proc resolves them.
-	Keys           []SecretRef
-	APIVersion     string
-	Dialect        string
-	ConnectTimeout time.Duration
+	Keys       []SecretRef
+	APIVersion string
+	Dialect    string
+	// RequestsPerMinute and TokensPerMinute are the provider's own limits;
+	// 0 is unlimited.
+	RequestsPerMinute int
+	TokensPerMinute   int
+	ConnectTimeout    time.Duration
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
 }
@@ -230,15 +284,26 @@ type Tenant struct {
 	// Strategy and Weights override the route's when set.
 	Strategy Strategy
 	Weights  *Weights
+	Budget   Budget
+	// MaxCostPerRequestMicros is 0 when unset.
+	MaxCostPerRequestMicros int64
+	RateLimit               RateLimit
+	// Downgrade serves an over-budget request from a cheaper capable model
+	// instead of refusing it.
+	Downgrade      bool
+	Apps           map[string]*App
+	CapturePrompts bool
 }
 
 // Key is a virtual key known by its SHA-256 hash.
 type Key struct {
-	Name   string
-	App    string
-	Tenant *Tenant
-	Models map[string]bool // nil means the tenant's models
-	Hash   [32]byte
+	Name      string
+	App       string
+	Tenant    *Tenant
+	Models    map[string]bool // nil means the tenant's models
+	Hash      [32]byte
+	RateLimit RateLimit
+	Budget    Budget
 }
 
 // Provider returns the provider called name.

@@ -27,6 +27,49 @@ type GatewaySpec struct {
 	// progressive recovery; unset keys keep their defaults
 	// (filters/router/health/README.md).
 	Health *health.Config `yaml:"health"`
+	// Governor tunes the cost governor that steers a tenant towards cheap
+	// models as its daily budget runs down.
+	Governor *GovernorSpec `yaml:"governor"`
+	// Ledger says where usage records are kept.
+	Ledger *LedgerSpec `yaml:"ledger"`
+	// Audit configures the audit log.
+	Audit *AuditSpec `yaml:"audit"`
+}
+
+// GovernorSpec configures the cost governor. The daily budget is split
+// into 24 hourly slots.
+type GovernorSpec struct {
+	// HighAt is the share of the current hour's slot spent from which
+	// expensive models lose weight (default 0.8).
+	HighAt *float64 `yaml:"high_at"`
+	// CheapOnlyAt is the share from which only cheap models serve (0.95).
+	CheapOnlyAt *float64 `yaml:"cheap_only_at"`
+	// FloorUSD: below this much left of the daily budget only cheap models
+	// serve (default 1).
+	FloorUSD *float64 `yaml:"floor_usd"`
+}
+
+// LedgerSpec selects the usage ledger's database.
+type LedgerSpec struct {
+	// Driver is sqlite (the default, a file) or postgres.
+	Driver string `yaml:"driver"`
+	// Path is the SQLite file (default usage.db in ext_proc's working
+	// directory; `make run` runs it in .run/).
+	Path string `yaml:"path"`
+	// DSN is where the PostgreSQL connection string is read from; it may
+	// hold a password, so it is a secret reference.
+	DSN           *SecretRef `yaml:"dsn"`
+	BatchSize     int        `yaml:"batch_size"`
+	FlushInterval Duration   `yaml:"flush_interval"`
+	// Buffer bounds the records held while the database is unavailable.
+	Buffer int `yaml:"buffer"`
+}
+
+// AuditSpec configures the audit log.
+type AuditSpec struct {
+	// CapturePrompts records prompts (with secrets and PII masked) in the
+	// audit log for every tenant; a tenant's own setting wins.
+	CapturePrompts bool `yaml:"capture_prompts"`
 }
 
 // LocalRateLimitSpec is a token bucket refilled every second.
@@ -53,6 +96,15 @@ type ProviderSpec struct {
 	// ollama, mistral, deepseek, groq) to switch on its quirks.
 	Dialect        string   `yaml:"dialect"`
 	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Limits are the provider's own rate limits, so the gateway routes
+	// elsewhere rather than collecting 429s.
+	Limits *ProviderLimitsSpec `yaml:"limits"`
+}
+
+// ProviderLimitsSpec is a provider's rate limits.
+type ProviderLimitsSpec struct {
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	TokensPerMinute   int `yaml:"tokens_per_minute"`
 }
 
 // SecretRef says where a secret is read from: an environment variable or a
@@ -208,6 +260,50 @@ type TenantSpec struct {
 	Keys   []KeySpec `yaml:"keys"`
 	// Routing overrides the route's strategy and weights for this tenant.
 	Routing *TenantRoutingSpec `yaml:"routing"`
+	// Budget caps spend in USD per day and per month.
+	Budget *BudgetSpec `yaml:"budget_usd"`
+	// MaxCostPerRequestUSD refuses a request whose worst-case cost is
+	// higher.
+	MaxCostPerRequestUSD *float64 `yaml:"max_cost_per_request_usd"`
+	// RateLimit limits the tenant's requests and tokens.
+	RateLimit *RateLimitSpec `yaml:"rate_limit"`
+	// OverBudget is what happens to a request its budget cannot cover:
+	// refuse (the default) or downgrade (serve it from a cheaper capable
+	// model when one fits).
+	OverBudget string `yaml:"over_budget"`
+	// Apps are the tenant's applications, which X-App may name.
+	Apps []AppSpec `yaml:"apps"`
+	// Audit overrides the gateway's audit settings for this tenant.
+	Audit *AuditSpec `yaml:"audit"`
+}
+
+// AppSpec is one application of a tenant.
+type AppSpec struct {
+	Name      string         `yaml:"name"`
+	Budget    *BudgetSpec    `yaml:"budget_usd"`
+	RateLimit *RateLimitSpec `yaml:"rate_limit"`
+}
+
+// BudgetSpec is a spend cap in USD; an unset period has no cap.
+type BudgetSpec struct {
+	Daily   *float64 `yaml:"daily"`
+	Monthly *float64 `yaml:"monthly"`
+	// OnStoreOutage is open (serve, and record spend when the store is
+	// back; the default) or closed (refuse while the store is unreachable).
+	OnStoreOutage string `yaml:"on_store_outage"`
+}
+
+// RateLimitSpec limits requests and tokens. The token bucket follows
+// Spring Cloud Gateway's Redis rate limiter: it holds at most
+// burst_capacity requests and refills at replenish_rate per second.
+type RateLimitSpec struct {
+	ReplenishRate     float64 `yaml:"replenish_rate"`
+	BurstCapacity     int     `yaml:"burst_capacity"`
+	RequestsPerMinute int     `yaml:"requests_per_minute"`
+	TokensPerMinute   int     `yaml:"tokens_per_minute"`
+	// OnStoreOutage is open (the default: let requests through while the
+	// store is unreachable) or closed.
+	OnStoreOutage string `yaml:"on_store_outage"`
 }
 
 // TenantRoutingSpec is a tenant's override of the routing strategy.
@@ -218,8 +314,10 @@ type TenantRoutingSpec struct {
 
 // KeySpec is a virtual key, stored only as its SHA-256.
 type KeySpec struct {
-	Name   string   `yaml:"name"`
-	App    string   `yaml:"app"`
-	SHA256 string   `yaml:"sha256"`
-	Models []string `yaml:"models"`
+	Name      string         `yaml:"name"`
+	App       string         `yaml:"app"`
+	SHA256    string         `yaml:"sha256"`
+	Models    []string       `yaml:"models"`
+	RateLimit *RateLimitSpec `yaml:"rate_limit"`
+	Budget    *BudgetSpec    `yaml:"budget_usd"`
 }

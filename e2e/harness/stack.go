@@ -124,6 +124,13 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
+	// Processes run in Dir, so everything they are handed is absolute.
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return nil, err
+	}
+	if o.Policy, err = filepath.Abs(o.Policy); err != nil {
+		return nil, err
+	}
 	s := &Stack{Dir: o.Dir, PolicyDir: filepath.Join(o.Dir, "policy")}
 	defer func() {
 		if err != nil {
@@ -266,6 +273,7 @@ func (s *Stack) start(o Options, name, path string, args ...string) error {
 		out = io.MultiWriter(f, prefixWriter{name: name, w: o.Out})
 	}
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = s.Dir // relative paths of the policy (the SQLite ledger) land here
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

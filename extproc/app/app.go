@@ -31,6 +31,7 @@ import (
 	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/filters/usage/ledger"
 )
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
@@ -86,7 +87,11 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		log.Info("store: embedded in-memory (single node)")
 	}
 	sticky := router.NewSticky(100_000, time.Now)
-	var mon *health.Monitor
+	var (
+		mon      *health.Monitor
+		usage    *ledger.Writer
+		ledgerDB *ledger.DB
+	)
 	build := func(p *policy.Policy) (*server.Runtime, error) {
 		if mon == nil {
 			m, err := health.New(p.Gateway.Health, time.Now, log)
@@ -103,7 +108,10 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 			models[m.Provider.Name] = append(models[m.Provider.Name], m.Name)
 		}
 		mon.Track(models)
-		chains, err := filters.Build(filters.Deps{Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Sticky: sticky, Health: mon})
+		chains, err := filters.Build(filters.Deps{
+			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Sticky: sticky, Health: mon,
+			Ledger: usage, Usage: ledgerDB,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -114,6 +122,22 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
 		return err
 	}
+	db, writer, err := openLedger(ctx, p, reg, log)
+	if err != nil {
+		log.Error("opening the usage ledger", slog.String("error", err.Error()))
+		return err
+	}
+	defer func() {
+		// Every record queued before shutdown reaches the database.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := writer.Close(flushCtx); err != nil {
+			log.Error("flushing the usage ledger", slog.String("error", err.Error()))
+		}
+		_ = db.Close()
+	}()
+	usage = writer
+	ledgerDB = db
 	rt, err := build(p)
 	if err != nil {
 		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))

@@ -68,12 +68,13 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		return nil
 	}
 	q := &Query{
-		Chat:   x.Chat,
-		Header: x.Header.Get,
-		Tenant: x.Caller.Tenant,
-		Key:    x.Caller.Key,
-		User:   user(x),
-		Hash:   HashID(x.ID),
+		Chat:     x.Chat,
+		Header:   x.Header.Get,
+		Tenant:   x.Caller.Tenant,
+		Key:      x.Caller.Key,
+		User:     user(x),
+		Hash:     HashID(x.ID),
+		Pressure: Pressure(x.Pressure),
 	}
 	d, err := f.router.Decide(q)
 	if err != nil {
