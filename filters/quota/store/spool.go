@@ -13,7 +13,8 @@ import (
 var ErrSpoolFull = errors.New("commit spool full")
 
 // Spooler keeps commits that failed because the store was unavailable and
-// writes them once it is back, so that no spend is lost to an outage. The
+// writes them once it is back, so that no spend is lost to an outage; Record
+// does the same for spend no reservation covered. The
 // spool is bounded; what does not fit is counted and reported. Replaying is
 // safe because Commit is idempotent per reservation: a commit that did reach
 // Redis before the connection broke is replayed as a no-op.
@@ -34,7 +35,14 @@ type Spooler struct {
 type spooledCommit struct {
 	id     ReservationID
 	actual int64
+	// lines is set for spend no reservation covered (see Record): replay
+	// first opens an uncapped reservation of nothing on them.
+	lines []BudgetLine
 }
+
+// recordTTL is how long the empty reservation Record opens may live before
+// its commit follows; the two calls come back to back.
+const recordTTL = time.Minute
 
 // NewSpooler returns a spooler over b that keeps at most limit commits.
 func NewSpooler(b Budgets, limit int, m *Metrics) *Spooler {
@@ -49,15 +57,52 @@ func (s *Spooler) Commit(ctx context.Context, id ReservationID, actual int64) (O
 	if !errors.Is(err, ErrUnavailable) {
 		return out, err
 	}
+	return s.keep(spooledCommit{id: id, actual: actual}, err)
+}
+
+// keep queues c after the store failed with cause.
+func (s *Spooler) keep(c spooledCommit, cause error) (Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.queue) >= s.limit {
 		s.metrics.drop("spool_full", len(s.queue))
-		return 0, fmt.Errorf("%w: %w", ErrSpoolFull, err)
+		return 0, fmt.Errorf("%w: %w", ErrSpoolFull, cause)
 	}
-	s.queue = append(s.queue, spooledCommit{id: id, actual: actual})
+	s.queue = append(s.queue, c)
 	s.metrics.spool(len(s.queue))
 	return OutcomeSpooled, nil
+}
+
+// Record records spend that no reservation covers: a request admitted
+// while the store was unavailable, under a limit that fails open. It opens
+// a reservation of nothing under id on lines, uncapped (the spend already
+// happened and must count even past a limit), and commits actual on it. When
+// the store is unavailable both steps are kept and replayed together, so
+// the spend lands in the period current at replay. The id must be fresh:
+// Record after a reservation under the same id would be a no-op.
+func (s *Spooler) Record(ctx context.Context, id ReservationID, lines []BudgetLine, actual int64) (Outcome, error) {
+	open := make([]BudgetLine, len(lines))
+	for i, l := range lines {
+		l.Limit = maxExact
+		open[i] = l
+	}
+	c := spooledCommit{id: id, actual: actual, lines: open}
+	out, err := s.write(ctx, c)
+	if !errors.Is(err, ErrUnavailable) {
+		return out, err
+	}
+	return s.keep(c, err)
+}
+
+// write sends one spooled item to the store.
+func (s *Spooler) write(ctx context.Context, c spooledCommit) (Outcome, error) {
+	if c.lines != nil {
+		err := s.budgets.Reserve(ctx, c.id, c.lines, 0, recordTTL)
+		if err != nil && !errors.Is(err, ErrDuplicateReservation) {
+			return 0, err
+		}
+	}
+	return s.budgets.Commit(ctx, c.id, c.actual)
 }
 
 // Len returns how many commits wait in the spool.
@@ -81,7 +126,7 @@ func (s *Spooler) Replay(ctx context.Context) (int, error) {
 
 	written := 0
 	for i, c := range batch {
-		_, err := s.budgets.Commit(ctx, c.id, c.actual)
+		_, err := s.write(ctx, c)
 		switch {
 		case err == nil:
 			written++

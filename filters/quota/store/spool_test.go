@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// flakyBudgets fails every Commit with ErrUnavailable while down.
+// flakyBudgets fails every Reserve and Commit with ErrUnavailable while
+// down.
 type flakyBudgets struct {
 	Budgets
 	down atomic.Bool
@@ -22,6 +23,75 @@ func (f *flakyBudgets) Commit(ctx context.Context, id ReservationID, actual int6
 		return 0, fmt.Errorf("store commit: %w: %w", ErrUnavailable, errRefused)
 	}
 	return f.Budgets.Commit(ctx, id, actual)
+}
+
+func (f *flakyBudgets) Reserve(ctx context.Context, id ReservationID, lines []BudgetLine, amount int64, ttl time.Duration) error {
+	if f.down.Load() {
+		return fmt.Errorf("store reserve: %w: %w", ErrUnavailable, errRefused)
+	}
+	return f.Budgets.Reserve(ctx, id, lines, amount, ttl)
+}
+
+// TestSpoolerRecord: spend admitted during an outage, with no reservation,
+// is recorded uncapped when the store is back, once even if replayed twice.
+func TestSpoolerRecord(t *testing.T) {
+	ctx := context.Background()
+	daily := BudgetLine{Scope: acme, Period: Daily, Limit: 1_000}
+	web := BudgetLine{Scope: Scope{Tenant: "acme", App: "web"}, Period: Monthly, Limit: 500}
+	tests := []struct {
+		name      string
+		down      bool
+		spent     int64 // committed on daily before the record
+		actual    int64
+		twice     bool
+		wantOut   Outcome
+		wantDaily int64
+		wantWeb   int64
+	}{
+		{name: "store up: written at once", actual: 300, wantOut: OutcomeCommitted, wantDaily: 300, wantWeb: 300},
+		{name: "store down: kept, then replayed", down: true, actual: 300, wantOut: OutcomeSpooled, wantDaily: 300, wantWeb: 300},
+		{name: "past the limit still counts", spent: 900, actual: 700, wantOut: OutcomeCommitted, wantDaily: 1_600, wantWeb: 700},
+		{name: "replayed twice counts once", down: true, actual: 300, twice: true, wantOut: OutcomeSpooled, wantDaily: 300, wantWeb: 300},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := NewMemory(Options{Clock: newFakeClock(t0)})
+			flaky := &flakyBudgets{Budgets: mem}
+			spool := NewSpooler(flaky, 10, nil)
+			if tc.spent > 0 {
+				if err := mem.Reserve(ctx, rid("earlier"), []BudgetLine{daily}, tc.spent, time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := mem.Commit(ctx, rid("earlier"), tc.spent); err != nil {
+					t.Fatal(err)
+				}
+			}
+			flaky.down.Store(tc.down)
+			out, err := spool.Record(ctx, rid("r"), []BudgetLine{daily, web}, tc.actual)
+			if err != nil || out != tc.wantOut {
+				t.Fatalf("Record: got %s, %v; want %s, nil", out, err, tc.wantOut)
+			}
+			flaky.down.Store(false)
+			if tc.twice {
+				spool.queue = append(spool.queue, spool.queue...)
+			}
+			if _, err := spool.Replay(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				line BudgetLine
+				want int64
+			}{{daily, tc.wantDaily}, {web, tc.wantWeb}} {
+				st, err := mem.Budget(ctx, c.line)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Spent != c.want || st.Reserved != 0 {
+					t.Errorf("%s: spent %d, reserved %d; want %d, 0", c.line.Scope, st.Spent, st.Reserved, c.want)
+				}
+			}
+		})
+	}
 }
 
 func TestSpooler(t *testing.T) {
