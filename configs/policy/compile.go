@@ -643,6 +643,9 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		before := len(c.probs)
 		key.Budget = c.budget(s.src, d, field+".budget_usd", k.Budget)
 		key.RateLimit = c.rateLimit(s.src, d, field+".rate_limit", k.RateLimit)
+		if k.MaxCostPerRequestUSD != nil {
+			key.MaxCostPerRequestMicros, _ = c.usd(s.src, d, field+".max_cost_per_request_usd", *k.MaxCostPerRequestUSD, false)
+		}
 		if k.App != "" && len(s.Apps) > 0 && t.Apps[k.App] == nil {
 			c.at(s.src, d, field+".app", "names no app of the tenant (got %q)", k.App)
 		}

@@ -304,6 +304,8 @@ type Key struct {
 	Hash      [32]byte
 	RateLimit RateLimit
 	Budget    Budget
+	// MaxCostPerRequestMicros is 0 when unset.
+	MaxCostPerRequestMicros int64
 }
 
 // Provider returns the provider called name.

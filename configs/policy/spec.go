@@ -320,4 +320,7 @@ type KeySpec struct {
 	Models    []string       `yaml:"models"`
 	RateLimit *RateLimitSpec `yaml:"rate_limit"`
 	Budget    *BudgetSpec    `yaml:"budget_usd"`
+	// MaxCostPerRequestUSD refuses a request of this key whose worst-case
+	// cost is higher (the tenant's cap applies too).
+	MaxCostPerRequestUSD *float64 `yaml:"max_cost_per_request_usd"`
 }
