@@ -52,6 +52,9 @@ type Exchange struct {
 	Response Response
 	// Usage is the accounting of the answer, filled by the translate filter.
 	Usage Usage
+	// Sent is what the client has been sent of the answer, kept by the
+	// translate filter.
+	Sent Sent
 
 	mu       sync.Mutex
 	attempts []*Attempt
@@ -144,6 +147,25 @@ type Usage struct {
 	CompletionTokens int
 	CachedTokens     int
 	CostMicros       int64
+	// Estimated is set when the provider's own count never arrived (a
+	// stream cut short) and the gateway counted instead.
+	Estimated bool
+}
+
+// Sent is what the client has been sent of an answer so far. A stream cut
+// short is accounted from it.
+type Sent struct {
+	// FirstToken is when the first generated content left for the client;
+	// zero when none did.
+	FirstToken time.Time
+	// Text is the generated text streamed so far: content, refusals and
+	// tool-call arguments.
+	Text []byte
+	// Complete is set once the answer's last byte went out.
+	Complete bool
+	// ErrorType is the OpenAI error type of an error event that ended a
+	// stream after its headers were sent.
+	ErrorType string
 }
 
 // Reply is a complete answer made by a filter instead of a provider.

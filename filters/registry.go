@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/router/health"
@@ -18,15 +19,18 @@ import (
 // order is the one place that fixes where each filter runs: request hooks
 // ascend it, response hooks descend it. It is the plugin.cfg of the project.
 var order = map[string]int{
-	"admin":   50,
-	"auth":    100,
-	"catalog": 150,
-	"router":  200,
+	"admin":        50,
+	"auth":         100,
+	"catalog":      150,
+	"usage_report": 160,
+	"router":       200,
 	// quota runs after router: a budget reservation prices the plan the
 	// router chose.
-	"quota":     300,
+	"quota": 300,
+	// usage sits inside translate so that its Done runs after translate's,
+	// which prices the answer (a stream the client cut short included).
+	"usage":     350,
 	"translate": 400,
-	"usage":     900,
 }
 
 // Order returns a filter's position; unknown names sort last.
@@ -60,6 +64,8 @@ type Deps struct {
 	// Usage queries the ledger for the usage API. Nil in tools that only
 	// validate.
 	Usage ledger.Ledger
+	// Audit records requests and admin actions; nil discards.
+	Audit *audit.Logger
 }
 
 // StickyStore remembers which model served an end user on a route.

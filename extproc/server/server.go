@@ -28,7 +28,7 @@ const RouteMetadataNamespace = "switchyard.route"
 
 // ErrClientGone is the Done cause when the stream ends before the response
 // completed (the client disconnected or Envoy reset the request).
-var ErrClientGone = errors.New("the request ended before its response completed")
+var ErrClientGone = filters.ErrClientGone
 
 // Runtime is what one policy version compiles to.
 type Runtime struct {

@@ -46,6 +46,29 @@ func DetectSensitive(text string) string {
 	return ""
 }
 
+// Mask replaces each piece of sensitive data DetectSensitive would find
+// with its kind in brackets ("[email]"), for records that keep text. Card
+// numbers and national IDs are masked only when their check digits hold,
+// as DetectSensitive finds them.
+func Mask(text string) string {
+	text = secretRE.ReplaceAllLiteralString(text, "["+SensitiveSecret+"]")
+	text = emailRE.ReplaceAllLiteralString(text, "["+SensitiveEmail+"]")
+	text = ssnRE.ReplaceAllLiteralString(text, "["+SensitiveNationID+"]")
+	text = cnIDRE.ReplaceAllStringFunc(text, func(m string) string {
+		if chineseID(m) {
+			return "[" + SensitiveNationID + "]"
+		}
+		return m
+	})
+	text = cardRE.ReplaceAllStringFunc(text, func(m string) string {
+		if card(m) {
+			return "[" + SensitiveCard + "]"
+		}
+		return m
+	})
+	return phoneRE.ReplaceAllLiteralString(text, "["+SensitivePhone+"]")
+}
+
 // card finds a 13–19 digit run that passes the Luhn check.
 func card(text string) bool {
 	for _, m := range cardRE.FindAllString(text, -1) {

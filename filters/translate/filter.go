@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -17,6 +18,8 @@ func init() { filters.Register("translate", New) }
 // Filter translates requests per attempt and responses of the last attempt.
 type Filter struct {
 	keys map[string][]string // provider → resolved keys
+	// now stamps the first token the client is sent.
+	now func() time.Time
 }
 
 // New builds the translate filter, resolving every provider key once.
@@ -24,7 +27,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{keys: map[string][]string{}}
+	f := &Filter{keys: map[string][]string{}, now: time.Now}
 	for _, p := range deps.Policy.Providers {
 		if translators[p.Kind] == nil {
 			return nil, fmt.Errorf("provider %s: kind %s has no translator yet", p.Name, p.Kind)
@@ -131,42 +134,67 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	}
 	if x.Response.Streaming {
 		c.Data = a.Translator.StreamChunk(c.Data, c.EOS)
-		return nil
-	}
-	if !c.EOS {
-		return nil // buffered: the whole body arrives with EOS
-	}
-	var r translator.Result
-	if e, ok := a.Translator.(translator.Embedder); ok && x.Embeddings != nil {
-		r = e.EmbeddingsComplete(x.Response.Status, x.Response.Header, c.Data)
+		record(&x.Sent, c.Data, f.now)
 	} else {
-		r = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+		if !c.EOS {
+			return nil // buffered: the whole body arrives with EOS
+		}
+		var r translator.Result
+		if e, ok := a.Translator.(translator.Embedder); ok && x.Embeddings != nil {
+			r = e.EmbeddingsComplete(x.Response.Status, x.Response.Header, c.Data)
+		} else {
+			r = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+		}
+		x.Response.Status, c.Data = r.Status, r.Body
+		for _, h := range r.Header {
+			x.SetResponseHeader(h.Key, h.Value)
+		}
+		if x.Chat != nil && r.Status < http.StatusBadRequest {
+			x.Sent.FirstToken = f.now()
+		}
 	}
-	x.Response.Status, c.Data = r.Status, r.Body
-	for _, h := range r.Header {
-		x.SetResponseHeader(h.Key, h.Value)
+	if c.EOS {
+		// Priced now, not in Done, so the final response message can carry
+		// the figures to Envoy's access log.
+		x.Sent.Complete = true
+		account(x, a)
 	}
 	return nil
 }
 
-// Done implements [filters.DoneHook]: it prices the usage the last attempt
-// reported, whatever the outcome, so a broken stream is still accounted.
+// Done implements [filters.DoneHook]: it prices the answer whatever the
+// outcome, so a stream the client cut short is still accounted.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
-	a := x.LastAttempt()
-	if a == nil || a.Translator == nil {
-		return
+	if a := x.LastAttempt(); a != nil && a.Translator != nil {
+		account(x, a)
 	}
+}
+
+// account sets x.Usage from what the last attempt's provider reported.
+// A stream that did not end normally (the client left, the provider broke
+// off) or never carried the provider's count is estimated instead: prompt
+// tokens from the request unless the provider counted them, completion
+// tokens from the text the client was sent unless the provider counted
+// more. Reasoning that a provider keeps out of the stream is not in that
+// text, so the estimate errs low for reasoning models.
+func account(x *filters.Exchange, a *filters.Attempt) {
 	u, ok := a.Translator.Usage()
-	if !ok {
+	usage := filters.Usage{Known: ok, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached()}
+	ended := x.Sent.Complete && x.Sent.ErrorType == ""
+	if x.Response.Streaming && x.Chat != nil && (!ok || !ended) {
+		usage.Known = true
+		if usage.PromptTokens == 0 {
+			usage.PromptTokens, usage.Estimated = openai.EstimatePromptTokens(x.Chat), true
+		}
+		if text := openai.TextTokens(string(x.Sent.Text)); text > usage.CompletionTokens {
+			usage.CompletionTokens, usage.Estimated = text, true
+		}
+	}
+	if !usage.Known {
 		return
 	}
-	x.Usage = filters.Usage{
-		Known:            true,
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		CachedTokens:     u.Cached(),
-	}
-	x.Usage.CostMicros = Cost(a.Target.Model.Price, x.Usage)
+	usage.CostMicros = Cost(a.Target.Model.Price, usage)
+	x.Usage = usage
 }
 
 // Cost prices usage in micro-USD, rounding half up once per request.

@@ -51,6 +51,8 @@ func genRecords(n int, seed uint64) []Record {
 			r.ServedModel, r.Provider = "claude-sonnet", "anthropic"
 		case 3:
 			r.CacheHit, r.CostMicros = true, 0
+		case 4: // a stream the client cut short
+			r.Status, r.ErrorType, r.UsageEstimated = 499, "client_disconnected", true
 		}
 		out[i] = r
 	}

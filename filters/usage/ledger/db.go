@@ -66,7 +66,7 @@ var insertColumns = []string{
 	"request_id", "occurred_at", "tenant", "app", "key_name", "route",
 	"requested_model", "served_model", "provider", "model", "stream", "attempts",
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
-	"latency_us", "ttft_us", "status", "error_type", "cache_hit",
+	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
 }
 
 // rowsPerInsert keeps one statement's parameters well inside both engines'
@@ -86,6 +86,7 @@ func (db *DB) values(r *Record) ([]any, error) {
 		r.RequestedModel, r.ServedModel, r.Provider, r.Model(), r.Stream, int64(r.Attempts),
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
+		r.UsageEstimated,
 	}, nil
 }
 
@@ -277,7 +278,7 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 	err := rows.Scan(&r.RequestID, &at, &r.Tenant, &r.App, &r.KeyName, &r.Route,
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
-		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit)
+		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated)
 	if err != nil {
 		return Record{}, err
 	}

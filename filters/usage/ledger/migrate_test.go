@@ -152,9 +152,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		old := &DB{db: raw, d: e.dialect, version: 1}
 		rs := genRecords(50, 6)
-		if _, err := old.Insert(t.Context(), rs); err != nil {
-			t.Fatal(err)
-		}
+		insertAtVersion1(t, old, rs)
 		if got := indexes(t, e, raw); len(got) != 0 {
 			t.Fatalf("indexes at version 1: got %v, want none", got)
 		}
@@ -176,6 +174,11 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		if d := cmp.Diff(sumBy(normalizedAll(rs), Filter{}, []Dimension{ByTenant}), got); d != "" {
 			t.Errorf("totals after the upgrade (-want +got):\n%s", d)
+		}
+		for r, err := range db.Records(t.Context(), Filter{}) {
+			if err != nil || r.UsageEstimated {
+				t.Fatalf("a row written at version 1 reads back with usage_estimated %v, %v; want false", r.UsageEstimated, err)
+			}
 		}
 	})
 }
@@ -303,4 +306,30 @@ func TestNewerSchemaIsLeftAlone(t *testing.T) {
 			t.Errorf("ledger_schema_version rows: got %d, want 2", got)
 		}
 	})
+}
+
+// version1Columns is how many of insertColumns schema version 1 had; later
+// steps only ever append columns.
+const version1Columns = 22
+
+// insertAtVersion1 writes records as a build at schema version 1 did, with
+// the columns it knew.
+func insertAtVersion1(t *testing.T, db *DB, rs []Record) {
+	t.Helper()
+	cols := insertColumns[:version1Columns]
+	for i := range rs {
+		r := rs[i].normalized()
+		v, err := db.values(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := make([]string, len(cols))
+		for j := range params {
+			params[j] = db.d.param(j + 1)
+		}
+		q := "INSERT INTO usage_records (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(params, ", ") + ")"
+		if _, err := db.db.ExecContext(t.Context(), q, v[:len(cols)]...); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -39,7 +39,13 @@ type Record struct {
 	TimeToFirstToken time.Duration
 	Status           int
 	ErrorType        string
-	CacheHit         bool
+	// CacheHit is set when the answer came at least in part from a cache.
+	// The gateway keeps no response cache, so today that is the provider's
+	// prompt cache (CachedTokens > 0).
+	CacheHit bool
+	// UsageEstimated is set when the token counts are the gateway's
+	// estimate: the provider's own count never arrived (a stream cut short).
+	UsageEstimated bool
 }
 
 // Model is the model a record is grouped and filtered by: the one that

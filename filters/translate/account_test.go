@@ -1,0 +1,200 @@
+package translate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+)
+
+const accountPolicy = `
+providers:
+  - {name: oa, kind: openai, base_url: "http://127.0.0.1:1"}
+  - {name: an, kind: anthropic, base_url: "http://127.0.0.1:2"}
+models:
+  - {name: gpt, provider: oa, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 2.5, output: 10}}
+  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15, cached_input: 0.3}}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions}
+`
+
+const (
+	oaRole  = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n"
+	oaHello = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}` + "\n\n"
+	oaThere = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":[{"index":0,"delta":{"content":" there, friend"},"finish_reason":null}]}` + "\n\n"
+	oaStop  = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+	oaUsage = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":5,"total_tokens":45}}` + "\n\n" +
+		"data: [DONE]\n\n"
+	anStart = "event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":400,"cache_read_input_tokens":100,"output_tokens":1}}}` + "\n\n" +
+		"event: content_block_start\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n"
+	anDelta = "event: content_block_delta\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"A fairly long sentence of about forty bytes."}}` + "\n\n"
+)
+
+// TestAccounting follows one answer through the translate filter, chunk by
+// chunk, and checks what the usage filter will record: the provider's
+// count when the answer ended normally, an estimate marked as such when it
+// did not, and when the first generated token left for the client.
+func TestAccounting(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(accountPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"Say hello to my friend, please."}]}`
+	chat, perr := openai.ParseChatRequest([]byte(body))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	prompt := openai.EstimatePromptTokens(chat)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name  string
+		model string
+		// chunks are the provider's bytes; each arrives one second after
+		// the previous.
+		chunks  []string
+		eos     bool
+		cause   error
+		want    filters.Usage
+		wantTTF time.Duration // 0: no token was sent
+		wantErr string
+	}{
+		{
+			name: "complete stream: the provider's count", model: "gpt",
+			chunks: []string{oaRole, oaHello, oaThere, oaStop + oaUsage}, eos: true,
+			want:    filters.Usage{Known: true, PromptTokens: 40, CompletionTokens: 5, CostMicros: 150},
+			wantTTF: 2 * time.Second,
+		},
+		{
+			name: "client left mid-stream: estimated from what it was sent", model: "gpt",
+			chunks: []string{oaRole, oaHello, oaThere}, cause: filters.ErrClientGone,
+			want: filters.Usage{
+				Known: true, PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello there, friend"), Estimated: true,
+				CostMicros: Cost(policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}, filters.Usage{PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello there, friend")}),
+			},
+			wantTTF: 2 * time.Second,
+		},
+		{
+			name: "client left before any token", model: "gpt",
+			chunks: []string{oaRole}, cause: filters.ErrClientGone,
+			want: filters.Usage{Known: true, PromptTokens: prompt, Estimated: true,
+				CostMicros: Cost(policy.Price{InputPerMTok: 2_500_000}, filters.Usage{PromptTokens: prompt})},
+		},
+		{
+			name: "provider broke off: estimated, and the error event noted", model: "gpt",
+			chunks: []string{oaRole, oaHello}, eos: true,
+			want: filters.Usage{Known: true, PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello"), Estimated: true,
+				CostMicros: Cost(policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}, filters.Usage{PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello")})},
+			wantTTF: 2 * time.Second,
+			wantErr: openai.TypeUpstream,
+		},
+		{
+			name: "client left after the provider counted the prompt: its prompt count is kept", model: "claude",
+			chunks: []string{anStart, anDelta}, cause: filters.ErrClientGone,
+			want: filters.Usage{Known: true, PromptTokens: 500, CachedTokens: 100, CompletionTokens: openai.TextTokens("A fairly long sentence of about forty bytes."), Estimated: true,
+				CostMicros: Cost(policy.Price{InputPerMTok: 3_000_000, OutputPerMTok: 15_000_000, CachedInputPerMTok: 300_000},
+					filters.Usage{PromptTokens: 500, CachedTokens: 100, CompletionTokens: openai.TextTokens("A fairly long sentence of about forty bytes.")})},
+			wantTTF: 2 * time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			f := &Filter{keys: map[string][]string{}, now: func() time.Time { return now }}
+			ctx := context.Background()
+			x := &filters.Exchange{ID: "req-1", Started: t0, Policy: p, Route: p.Routes[0], Chat: chat, Body: []byte(body),
+				Plan: []filters.Target{{Model: p.Model(tt.model)}}}
+			a, _ := x.NewAttempt(1, t0)
+			if err := f.Attempt(ctx, x, a); err != nil {
+				t.Fatal(err)
+			}
+			x.Response.Status = 200
+			x.Response.Header = filters.Headers{{Key: ":status", Value: "200"}, {Key: "content-type", Value: "text/event-stream"}}
+			if err := f.ResponseHeaders(ctx, x); err != nil || !x.Response.Streaming {
+				t.Fatalf("streaming %v, err %v", x.Response.Streaming, err)
+			}
+			for i, c := range tt.chunks {
+				now = t0.Add(time.Duration(i+1) * time.Second)
+				ch := &filters.Chunk{Data: []byte(c), EOS: tt.eos && i == len(tt.chunks)-1}
+				if err := f.ResponseChunk(ctx, x, ch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.Done(ctx, x, tt.cause)
+			if diff := cmp.Diff(tt.want, x.Usage); diff != "" {
+				t.Errorf("usage (-want +got):\n%s", diff)
+			}
+			var ttf time.Duration
+			if !x.Sent.FirstToken.IsZero() {
+				ttf = x.Sent.FirstToken.Sub(t0)
+			}
+			if ttf != tt.wantTTF {
+				t.Errorf("time to first token %v, want %v", ttf, tt.wantTTF)
+			}
+			if x.Sent.ErrorType != tt.wantErr {
+				t.Errorf("stream error %q, want %q", x.Sent.ErrorType, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestAccountingBuffered: a whole answer is priced when its body is
+// translated, before Done, so the last response message can report it, and
+// its first token is the whole body.
+func TestAccountingBuffered(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(accountPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
+	chat, _ := openai.ParseChatRequest(body)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := &Filter{keys: map[string][]string{}, now: func() time.Time { return t0.Add(time.Second) }}
+	ctx := context.Background()
+	x := &filters.Exchange{ID: "req-2", Started: t0, Policy: p, Route: p.Routes[0], Chat: chat, Body: body, Plan: []filters.Target{{Model: p.Model("gpt")}}}
+	a, _ := x.NewAttempt(1, t0)
+	if err := f.Attempt(ctx, x, a); err != nil {
+		t.Fatal(err)
+	}
+	x.Response.Status = 200
+	x.Response.Header = filters.Headers{{Key: "content-type", Value: "application/json"}}
+	if err := f.ResponseHeaders(ctx, x); err != nil {
+		t.Fatal(err)
+	}
+	resp := `{"id":"c","object":"chat.completion","created":1,"model":"gpt","choices":[{"index":0,"message":{"role":"assistant","content":"Hi!"},"finish_reason":"stop"}],` +
+		`"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,"prompt_tokens_details":{"cached_tokens":0}}}`
+	if err := f.ResponseChunk(ctx, x, &filters.Chunk{Data: []byte(resp), EOS: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := filters.Usage{Known: true, PromptTokens: 9, CompletionTokens: 2, CostMicros: 43}
+	if diff := cmp.Diff(want, x.Usage); diff != "" {
+		t.Errorf("usage before Done (-want +got):\n%s", diff)
+	}
+	if got := x.Sent.FirstToken.Sub(t0); got != time.Second || !x.Sent.Complete {
+		t.Errorf("first token after %v, complete %v; want 1s, true", got, x.Sent.Complete)
+	}
+}
+
+func TestRecordIgnoresWhatIsNotGenerated(t *testing.T) {
+	var s filters.Sent
+	now := time.Unix(1, 0)
+	record(&s, []byte(strings.Join([]string{
+		": keep-alive",
+		`data: {"choices":[{"delta":{"role":"assistant","content":""}}]}`,
+		"data: [DONE]",
+		"data: {not json",
+		`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"get","arguments":"{\"a\":1}"}}]}}]}`,
+		`data: {"error":{"message":"x"}}`,
+	}, "\n\n")), func() time.Time { return now })
+	if got, want := string(s.Text), `get{"a":1}`; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if !s.FirstToken.Equal(now) || s.ErrorType != "stream_error" {
+		t.Errorf("first token %v, error %q; want %v, stream_error", s.FirstToken, s.ErrorType, now)
+	}
+}
