@@ -21,6 +21,10 @@ import (
 // Filter names, also the keys of per-route filter configs.
 const (
 	extProcFilterName = "envoy.filters.http.ext_proc"
+	// attemptFilterName names the per-attempt ext_proc instance apart from
+	// the router-level one: per-route filter configs are keyed by name, and
+	// the router level's per-route modes must not reach the attempts.
+	attemptFilterName = "switchyard.ext_proc.attempt"
 	localRLFilterName = "envoy.filters.http.local_ratelimit"
 )
 
@@ -167,7 +171,7 @@ func router() *routerv3.Router {
 	return &routerv3.Router{
 		SuppressEnvoyHeaders: true,
 		UpstreamHttpFilters: []*hcmv3.HttpFilter{
-			{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(attemptExtProc())}},
+			{Name: attemptFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(attemptExtProc())}},
 			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
 		},
 	}
