@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -170,6 +171,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if c.metrics != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		// Profiles for operators; the metrics address is loopback by default.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, current.Load().Policy.Version)
 		})
