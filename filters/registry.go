@@ -53,6 +53,10 @@ type Deps struct {
 	// Store is the state replicas share (limits, budgets, runtime keys,
 	// health); nil in tools that only validate.
 	Store store.Store
+	// Spool keeps budget commits the store could not take during an outage
+	// and writes them when it is back; it outlives policy reloads. Nil in
+	// tools that only validate (commits then go to the store directly).
+	Spool *store.Spooler
 	// Health is the provider health monitor; it outlives policy reloads.
 	Health *health.Monitor
 	// Sticky remembers which model served each end user; it outlives

@@ -1,0 +1,346 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/quota/store"
+)
+
+// admission is what one request took from the store, so Done can settle
+// it: windows to adjust, a reservation to commit or release.
+type admission struct {
+	tenant *policy.Tenant
+	app    string
+	demand demand
+	// tokens is the estimate charged to tokens-per-minute windows.
+	tokens int64
+	// windows are the caller's window counters this request was added to.
+	windows []charge
+	// provider and providerTPM are the provider window charged, if any.
+	provider    string
+	providerTPM *store.WindowRef
+	resv        store.ReservationID
+	// lines are the budget lines reserved on (reserved), or to record the
+	// spend on once the store is back (unreserved: admitted during an
+	// outage under budgets that fail open).
+	lines      []store.BudgetLine
+	reserved   bool
+	unreserved bool
+	// uncertain is set when a Reserve failed in a way that may still have
+	// reached the store (a timeout): Done releases the ID to be sure.
+	uncertain bool
+	headers   rateHeaders
+	// refused is set when the quota filter itself refused the request: the
+	// request windows it was counted in get it back.
+	refused bool
+}
+
+// charge is one window counter an admission added to.
+type charge struct {
+	ref    store.WindowRef
+	tokens bool // a tokens-per-minute window; else requests
+}
+
+// scope is one holder of limits: the key, the calling app or the tenant.
+type scope struct {
+	kind   string // key, app or tenant: a metric label
+	id     store.Scope
+	rate   policy.RateLimit
+	budget policy.Budget
+	// maxCost is the scope's max_cost_per_request in micro-USD, 0 if none.
+	maxCost int64
+}
+
+// describe names the scope for a client: "key web of tenant acme".
+func (s scope) describe() string {
+	switch {
+	case s.id.Key != "":
+		return "key " + s.id.Key + " of tenant " + s.id.Tenant
+	case s.id.App != "":
+		return "app " + s.id.App + " of tenant " + s.id.Tenant
+	}
+	return "tenant " + s.id.Tenant
+}
+
+// windowName prefixes a window line with the scope below the tenant.
+func (s scope) windowName(kind string) string {
+	switch {
+	case s.id.Key != "":
+		return "key:" + s.id.Key + "/" + kind
+	case s.id.App != "":
+		return "app:" + s.id.App + "/" + kind
+	}
+	return kind
+}
+
+func (f *Filter) newAdmission(x *filters.Exchange) *admission {
+	a := &admission{tenant: x.Caller.Tenant, app: x.Caller.App, demand: demandOf(x)}
+	a.tokens = a.demand.tokens(x.Plan)
+	return a
+}
+
+// scopes lists the caller's scopes, most specific first, so a key that
+// runs out of its own bucket does not also drain its tenant's.
+func scopes(x *filters.Exchange) []scope {
+	t := x.Caller.Tenant
+	var out []scope
+	if k := x.Caller.Key; k != nil {
+		out = append(out, scope{kind: "key", id: store.Scope{Tenant: t.Name, Key: keyScope(k)}, rate: k.RateLimit, budget: k.Budget, maxCost: k.MaxCostPerRequestMicros})
+	}
+	if app := t.Apps[x.Caller.App]; app != nil {
+		out = append(out, scope{kind: "app", id: store.Scope{Tenant: t.Name, App: app.Name}, rate: app.RateLimit, budget: app.Budget})
+	}
+	return append(out, scope{kind: "tenant", id: store.Scope{Tenant: t.Name}, rate: t.RateLimit, budget: t.Budget, maxCost: t.MaxCostPerRequestMicros})
+}
+
+// keyScope is the key's name as the store knows it. Policy key names are
+// free text; one the store could not hold is named by its hash instead.
+func keyScope(k *policy.Key) string {
+	if safeID.MatchString(k.Name) {
+		return k.Name
+	}
+	return fmt.Sprintf("sha-%x", k.Hash[:8])
+}
+
+func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
+	sc := scopes(x)
+	if err := f.takeBuckets(ctx, x, a, sc); err != nil {
+		return err
+	}
+	if err := f.addWindows(ctx, x, a, sc); err != nil {
+		return err
+	}
+	if err := f.reserve(ctx, x, a, sc); err != nil {
+		return err
+	}
+	return f.providerLimits(ctx, x, a)
+}
+
+// takeBuckets takes one token from each scope's bucket.
+func (f *Filter) takeBuckets(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
+	for _, s := range sc {
+		if s.rate.ReplenishRate <= 0 {
+			continue
+		}
+		b := store.Bucket{Name: s.id.String(), ReplenishRate: s.rate.ReplenishRate, BurstCapacity: int64(s.rate.BurstCapacity)}
+		cctx, cancel := f.call(ctx)
+		r, err := f.store.TakeTokens(cctx, b, 1)
+		cancel()
+		if err != nil {
+			if err := f.outage(a, s.rate.FailOpen, "bucket", "rate limit", err); err != nil {
+				return err
+			}
+			continue
+		}
+		toFull := time.Duration(float64(b.BurstCapacity-r.Remaining) / b.ReplenishRate * float64(time.Second))
+		a.headers.requests.observe(b.BurstCapacity, r.Remaining, toFull)
+		if !r.Allowed {
+			f.peekWindows(ctx, a, sc)
+			e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+				"rate limit reached for %s: a burst of %d requests, refilled at %s per second; try again in %s",
+				s.describe(), b.BurstCapacity, strconv.FormatFloat(b.ReplenishRate, 'f', -1, 64), seconds(r.RetryAfter))
+			return f.refuse(a, s.kind, "bucket", e, r.RetryAfter)
+		}
+	}
+	return nil
+}
+
+// windowLines are the caller's requests- and tokens-per-minute counters,
+// all in the tenant's group so one call checks them together.
+func windowLines(a *admission, sc []scope, requests, tokens int64) ([]store.WindowLine, []charge, []scope) {
+	var (
+		lines  []store.WindowLine
+		kinds  []charge
+		owners []scope
+	)
+	for _, s := range sc {
+		if n := s.rate.RequestsPerMinute; n > 0 {
+			lines = append(lines, store.WindowLine{Name: s.windowName("rpm"), Limit: int64(n), Size: time.Minute, Amount: requests})
+			kinds, owners = append(kinds, charge{}), append(owners, s)
+		}
+		if n := s.rate.TokensPerMinute; n > 0 {
+			lines = append(lines, store.WindowLine{Name: s.windowName("tpm"), Limit: int64(n), Size: time.Minute, Amount: tokens})
+			kinds, owners = append(kinds, charge{tokens: true}), append(owners, s)
+		}
+	}
+	return lines, kinds, owners
+}
+
+func tenantGroup(t *policy.Tenant) string { return "tenant:" + t.Name }
+
+// addWindows counts the request and its token estimate in every window of
+// the caller, all or none.
+func (f *Filter) addWindows(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
+	lines, kinds, owners := windowLines(a, sc, 1, a.tokens)
+	if len(lines) == 0 {
+		return nil
+	}
+	cctx, cancel := f.call(ctx)
+	res, err := f.store.AddWindows(cctx, tenantGroup(a.tenant), lines)
+	cancel()
+	if err != nil {
+		open := true
+		for _, s := range owners {
+			open = open && s.rate.FailOpen
+		}
+		return f.outage(a, open, "windows", "rate limit", err)
+	}
+	a.headers.observeWindows(res.Lines, kinds)
+	if !res.Allowed {
+		i := res.Refused
+		l, st, s := lines[i], res.Lines[i], owners[i]
+		unit, limit := "requests", "rpm"
+		if kinds[i].tokens {
+			unit, limit = "tokens", "tpm"
+		}
+		e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+			"rate limit reached for %s on %s per minute: limit %d, used %d, requested %d; try again in %s",
+			s.describe(), unit, l.Limit, st.Used, l.Amount, seconds(st.ResetIn))
+		if l.Amount > l.Limit {
+			e.WithHeader("x-should-retry", "false")
+		}
+		return f.refuse(a, s.kind, limit, e, st.ResetIn)
+	}
+	for i, st := range res.Lines {
+		a.windows = append(a.windows, charge{ref: st.Ref, tokens: kinds[i].tokens})
+	}
+	return nil
+}
+
+// peekWindows reads the caller's windows without adding to them, so a
+// request refused by a bucket still learns its token headers.
+func (f *Filter) peekWindows(ctx context.Context, a *admission, sc []scope) {
+	lines, kinds, _ := windowLines(a, sc, 0, 0)
+	if len(lines) == 0 {
+		return
+	}
+	cctx, cancel := f.call(ctx)
+	defer cancel()
+	if res, err := f.store.AddWindows(cctx, tenantGroup(a.tenant), lines); err == nil {
+		a.headers.observeWindows(res.Lines, kinds)
+	}
+}
+
+// providerLimits counts the request against the provider of the plan's
+// first target. A provider at its own limit loses its targets and the next
+// one is tried; only when none is left is the request refused. The
+// fallbacks behind the first admitted target are not counted: they are
+// used only when it fails.
+func (f *Filter) providerLimits(ctx context.Context, x *filters.Exchange, a *admission) error {
+	full := map[*policy.Provider]bool{}
+	var (
+		kept  []filters.Target
+		wait  time.Duration
+		names []string
+	)
+	for _, t := range x.Plan {
+		p := t.Provider()
+		if full[p] {
+			continue
+		}
+		if len(kept) > 0 || (p.RequestsPerMinute == 0 && p.TokensPerMinute == 0) {
+			kept = append(kept, t)
+			continue
+		}
+		var lines []store.WindowLine
+		if p.RequestsPerMinute > 0 {
+			lines = append(lines, store.WindowLine{Name: "rpm", Limit: int64(p.RequestsPerMinute), Size: time.Minute, Amount: 1})
+		}
+		if p.TokensPerMinute > 0 {
+			lines = append(lines, store.WindowLine{Name: "tpm", Limit: int64(p.TokensPerMinute), Size: time.Minute, Amount: a.tokens})
+		}
+		cctx, cancel := f.call(ctx)
+		res, err := f.store.AddWindows(cctx, "provider:"+p.Name, lines)
+		cancel()
+		if err != nil {
+			// A provider's own limit is a courtesy to it: when it cannot be
+			// checked the request goes anyway, and the provider may 429.
+			if err := f.outage(a, true, "provider", "", err); err != nil {
+				return err
+			}
+			kept = append(kept, t)
+			continue
+		}
+		if !res.Allowed {
+			full[p] = true
+			f.metrics.moved.WithLabelValues(p.Name, lines[res.Refused].Name).Inc()
+			if r := res.Lines[res.Refused].ResetIn; wait == 0 || r < wait {
+				wait = r
+			}
+			names = append(names, p.Name)
+			continue
+		}
+		a.provider = p.Name
+		for j, l := range lines {
+			if l.Name == "tpm" {
+				ref := res.Lines[j].Ref
+				a.providerTPM = &ref
+			}
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) == 0 {
+		e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+			"every provider that can serve this request is at its rate limit (%s); try again in %s",
+			joinNames(names), seconds(wait))
+		return f.refuse(a, "provider", "provider", e, wait)
+	}
+	if len(kept) < len(x.Plan) {
+		x.Plan = kept
+		x.RouteReason += "; skipped providers at their rate limit: " + joinNames(names)
+	}
+	return nil
+}
+
+// refuse counts a refusal and dresses it with the rate-limit headers and
+// retry-after.
+func (f *Filter) refuse(a *admission, scopeKind, limit string, e *openai.Error, retry time.Duration) error {
+	f.metrics.refusals.WithLabelValues(a.tenant.Name, a.app, scopeKind, limit).Inc()
+	e.WithHeader("retry-after", strconv.FormatInt(retrySeconds(retry), 10))
+	for _, h := range a.headers.list() {
+		e.WithHeader(h.Key, h.Value)
+	}
+	return e
+}
+
+// outage applies a limit's on_store_outage setting to a store failure:
+// nil to serve unchecked, a 503 to refuse. Errors that are not outages
+// (a bug, a bad argument) are returned as they are.
+func (f *Filter) outage(a *admission, open bool, limit, what string, err error) error {
+	if !errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	decision := "closed"
+	if open {
+		decision = "open"
+	}
+	f.metrics.outages.WithLabelValues(a.tenant.Name, limit, decision).Inc()
+	if open {
+		return nil
+	}
+	e := filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "quota_unavailable",
+		"the gateway cannot check your %s right now and this limit does not let requests through unchecked; try again shortly", what)
+	return f.refuse(a, "tenant", "store_outage", e, time.Second)
+}
+
+func joinNames(names []string) string {
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// retrySeconds is a retry-after value: whole seconds, rounded up, at least 1.
+func retrySeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
+}
+
+func seconds(d time.Duration) string { return strconv.FormatInt(retrySeconds(d), 10) + "s" }

@@ -1,0 +1,320 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/quota/store"
+)
+
+// demand is what a request may consume, known before it is sent.
+type demand struct {
+	// prompt is the estimated prompt (or embeddings input) tokens.
+	prompt int
+	// output is the client's output cap, 0 when it set none.
+	output int
+	chat   bool
+}
+
+func demandOf(x *filters.Exchange) demand {
+	switch {
+	case x.Chat != nil:
+		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), chat: true}
+	case x.Embeddings != nil:
+		n := 0
+		for _, s := range x.Embeddings.Input.Texts {
+			n += max(1, openai.TextTokens(s))
+		}
+		for _, t := range x.Embeddings.Input.Tokens {
+			n += max(1, len(t))
+		}
+		return demand{prompt: n}
+	}
+	return demand{}
+}
+
+// outputFor is the most m may write: the client's cap, else the model's
+// default, never above the model's maximum.
+func (d demand) outputFor(m *policy.Model) int {
+	if !d.chat {
+		return 0
+	}
+	out := d.output
+	if out <= 0 {
+		out = m.DefaultMaxTokens
+	}
+	return min(out, m.MaxOutputTokens)
+}
+
+// worst is the highest cost m may bill for the request, in micro-USD,
+// rounded up: whatever the answer, its priced usage (translate.Cost) is no
+// higher as long as the prompt estimate holds.
+func (d demand) worst(m *policy.Model) int64 {
+	nano := int64(d.prompt)*m.Price.InputPerMTok + int64(d.outputFor(m))*m.Price.OutputPerMTok
+	return min((nano+999_999)/1_000_000, maxAmount)
+}
+
+// tokens is the estimate charged to tokens-per-minute windows: the prompt
+// plus the largest output any target of the plan may write.
+func (d demand) tokens(plan []filters.Target) int64 {
+	out := 0
+	for _, t := range plan {
+		out = max(out, d.outputFor(t.Model))
+	}
+	return int64(d.prompt + out)
+}
+
+// maxAmount keeps amounts within what the store holds exactly.
+const maxAmount = 1<<53 - 1
+
+func (d demand) highest(plan []filters.Target) int64 {
+	var w int64
+	for _, t := range plan {
+		w = max(w, d.worst(t.Model))
+	}
+	return w
+}
+
+// fitting keeps the targets whose worst case is at most limit. In order
+// keeps the router's order; otherwise the cheapest come first (a downgrade).
+func (d demand) fitting(plan []filters.Target, limit int64, inOrder bool) []filters.Target {
+	var out []filters.Target
+	for _, t := range plan {
+		if d.worst(t.Model) <= limit {
+			out = append(out, t)
+		}
+	}
+	if !inOrder {
+		slices.SortStableFunc(out, func(a, b filters.Target) int { return compare(d.worst(a.Model), d.worst(b.Model)) })
+	}
+	return out
+}
+
+func compare(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// budgetLines are the budget lines of every scope of the caller.
+func budgetLines(sc []scope) ([]store.BudgetLine, []scope, bool) {
+	var (
+		lines  []store.BudgetLine
+		owners []scope
+		open   = true
+	)
+	for _, s := range sc {
+		if s.budget.DailyMicros > 0 {
+			lines = append(lines, store.BudgetLine{Scope: s.id, Period: store.Daily, Limit: s.budget.DailyMicros})
+			owners = append(owners, s)
+		}
+		if s.budget.MonthlyMicros > 0 {
+			lines = append(lines, store.BudgetLine{Scope: s.id, Period: store.Monthly, Limit: s.budget.MonthlyMicros})
+			owners = append(owners, s)
+		}
+		if s.budget.Set() {
+			open = open && s.budget.FailOpen
+		}
+	}
+	return lines, owners, open
+}
+
+// reserve holds the worst case of the plan on every budget line of the
+// caller. When the whole plan does not fit, the targets that do are kept:
+// in the router's order as long as the first target fits (only fallbacks
+// are dropped), or, for a tenant whose over_budget is downgrade, cheapest
+// first. Nothing left means a refusal.
+func (f *Filter) reserve(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
+	d, plan := a.demand, x.Plan
+	narrowed, downgraded := false, false
+	narrow := func(limit int64) bool {
+		if d.worst(plan[0].Model) <= limit {
+			plan, narrowed = d.fitting(plan, limit, true), true
+			return true
+		}
+		if a.tenant.Downgrade {
+			if p := d.fitting(plan, limit, false); len(p) > 0 {
+				plan, narrowed, downgraded = p, true, true
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range sc {
+		if s.maxCost > 0 && d.highest(plan) > s.maxCost && !narrow(s.maxCost) {
+			e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
+				"this request may cost up to %s USD, above the max_cost_per_request of %s (%s USD); lower max_tokens or shorten the prompt",
+				usd(d.worst(plan[0].Model)), s.describe(), usd(s.maxCost)).WithHeader("x-should-retry", "false")
+			return f.refuse(a, s.kind, "max_cost", e, 0)
+		}
+	}
+	lines, owners, open := budgetLines(sc)
+	if len(lines) > 0 {
+		a.resv = reservationID(a.tenant.Name, x.ID)
+		for {
+			cctx, cancel := f.call(ctx)
+			err := f.store.Reserve(cctx, a.resv, lines, d.highest(plan), f.cfg.ReservationTTL)
+			cancel()
+			var be *store.BudgetExceededError
+			switch {
+			case err == nil:
+				a.reserved, a.lines = true, lines
+			case errors.As(err, &be):
+				if narrow(be.Remaining) {
+					continue
+				}
+				return f.overBudget(a, be, owners[slices.IndexFunc(lines, func(l store.BudgetLine) bool {
+					return l.Scope == be.Line.Scope && l.Period == be.Line.Period
+				})])
+			case errors.Is(err, store.ErrUnavailable):
+				a.uncertain = true
+				if err := f.outage(a, open, "budget", "budget", err); err != nil {
+					return err
+				}
+				a.unreserved, a.lines = true, lines
+			default:
+				return err
+			}
+			break
+		}
+	}
+	if narrowed {
+		x.Plan = plan
+		if downgraded {
+			f.metrics.downgrade.WithLabelValues(a.tenant.Name, a.app).Inc()
+			x.RouteReason += "; downgraded to fit the budget"
+		} else {
+			x.RouteReason += "; fallbacks beyond the budget dropped"
+		}
+	}
+	return nil
+}
+
+// overBudget is the refusal of a request its budget cannot cover.
+func (f *Filter) overBudget(a *admission, be *store.BudgetExceededError, s scope) error {
+	now := f.now().UTC()
+	renew := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	limit := "daily_budget"
+	if be.Line.Period == store.Monthly {
+		renew = time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+		limit = "monthly_budget"
+	}
+	e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
+		"the %s budget of %s is exhausted: %s of %s USD left, and this request may cost up to %s USD; it renews at %s",
+		be.Line.Period, s.describe(), usd(be.Remaining), usd(be.Line.Limit), usd(be.Requested), renew.Format(time.RFC3339)).
+		WithHeader("x-should-retry", "false")
+	return f.refuse(a, s.kind, limit, e, renew.Sub(now))
+}
+
+// settle gives back what the request did not use: window counters are
+// corrected to the tokens it used (all of it when quota refused it), the
+// reservation is committed at the actual cost when the answer reported
+// usage (even a stream cut short) and released otherwise.
+func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) {
+	used := int64(0)
+	if x.Usage.Known {
+		used = int64(x.Usage.PromptTokens + x.Usage.CompletionTokens)
+	}
+	for _, c := range a.windows {
+		delta := used - a.tokens
+		switch {
+		case a.refused && !c.tokens:
+			delta = -1
+		case !c.tokens:
+			continue
+		}
+		f.adjust(ctx, a, c.ref, delta)
+	}
+	if a.providerTPM != nil {
+		if last := x.LastAttempt(); last != nil && last.Target.Provider().Name == a.provider {
+			f.adjust(ctx, a, *a.providerTPM, used-a.tokens)
+		}
+	}
+	switch {
+	case a.reserved && x.Usage.Known && !a.refused:
+		f.commit(ctx, x, a)
+	case a.reserved:
+		cctx, cancel := f.call(ctx)
+		out, err := f.store.Release(cctx, a.resv)
+		cancel()
+		f.settled(ctx, x, out, err)
+	case a.unreserved && x.Usage.Known && x.Usage.CostMicros > 0 && !a.refused:
+		if a.uncertain {
+			// The failed Reserve may have landed after all.
+			cctx, cancel := f.call(ctx)
+			_, _ = f.store.Release(cctx, a.resv)
+			cancel()
+		}
+		id := store.ReservationID{Tenant: a.resv.Tenant, Request: a.resv.Request + ".spend"}
+		if f.spool == nil {
+			f.settled(ctx, x, 0, errors.New("no spooler: spend admitted during a store outage is not recorded"))
+			return
+		}
+		cctx, cancel := f.call(ctx)
+		out, err := f.spool.Record(cctx, id, a.lines, x.Usage.CostMicros)
+		cancel()
+		if out == store.OutcomeCommitted {
+			out = 0
+			f.metrics.settled.WithLabelValues("recorded").Inc()
+		}
+		f.settled(ctx, x, out, err)
+	case a.uncertain:
+		cctx, cancel := f.call(ctx)
+		_, _ = f.store.Release(cctx, a.resv)
+		cancel()
+	}
+}
+
+func (f *Filter) commit(ctx context.Context, x *filters.Exchange, a *admission) {
+	cctx, cancel := f.call(ctx)
+	defer cancel()
+	var (
+		out store.Outcome
+		err error
+	)
+	if f.spool != nil {
+		out, err = f.spool.Commit(cctx, a.resv, x.Usage.CostMicros)
+	} else {
+		out, err = f.store.Commit(cctx, a.resv, x.Usage.CostMicros)
+	}
+	f.settled(ctx, x, out, err)
+}
+
+// settled counts a settlement; a failed one is logged (the store's errors
+// name a tenant and a reservation, never a key).
+func (f *Filter) settled(ctx context.Context, x *filters.Exchange, out store.Outcome, err error) {
+	switch {
+	case err != nil:
+		f.metrics.settled.WithLabelValues("failed").Inc()
+		f.log.WarnContext(ctx, "quota: settling a budget reservation failed", "request_id", x.ID, "error", err.Error())
+	case out != 0:
+		f.metrics.settled.WithLabelValues(out.String()).Inc()
+	}
+}
+
+func (f *Filter) adjust(ctx context.Context, a *admission, ref store.WindowRef, delta int64) {
+	if delta == 0 {
+		return
+	}
+	cctx, cancel := f.call(ctx)
+	defer cancel()
+	if _, err := f.store.AdjustWindow(cctx, ref, delta); errors.Is(err, store.ErrUnavailable) {
+		f.metrics.outages.WithLabelValues(a.tenant.Name, "settle", "open").Inc()
+	}
+}
+
+// usd renders micro-USD as USD without rounding small amounts away.
+func usd(micros int64) string {
+	return strconv.FormatFloat(float64(micros)/1e6, 'f', -1, 64)
+}

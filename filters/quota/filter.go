@@ -1,0 +1,129 @@
+package quota
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/quota/store"
+)
+
+func init() { filters.Register("quota", New) }
+
+// Filter enforces rate limits and budgets on one route.
+type Filter struct {
+	cfg     Config
+	store   store.Store
+	spool   *store.Spooler
+	gov     policy.Governor
+	log     *slog.Logger
+	metrics *metrics
+	now     func() time.Time
+
+	// pending holds each exchange's admission from the request body to
+	// Done, which settles it.
+	pending sync.Map // *filters.Exchange → *admission
+
+	viewMu sync.Mutex
+	views  map[string]view // tenant → last budget read
+}
+
+// New builds the quota filter of a route.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
+	cfg, err := parse(ref)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(cfg, deps, time.Now), nil
+}
+
+func newFilter(cfg Config, deps filters.Deps, now func() time.Time) *Filter {
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Filter{
+		cfg: cfg, store: deps.Store, spool: deps.Spool, gov: deps.Policy.Gateway.Governor,
+		log: log, metrics: metricsFor(deps.Metrics), now: now, views: map[string]view{},
+	}
+}
+
+// Name implements [filters.Filter].
+func (*Filter) Name() string { return "quota" }
+
+// RequestHeaders implements [filters.RequestHeadersHook]: the cost governor
+// sets the pressure the router's body hook reads.
+func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
+	if f.store == nil || x.Caller.Tenant == nil {
+		return nil
+	}
+	x.Pressure = f.pressure(ctx, x.Caller.Tenant)
+	return nil
+}
+
+// RequestBody implements [filters.RequestBodyHook]: admission. It runs
+// after the router, so it sees (and may narrow) the plan.
+func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
+	if f.store == nil || x.Caller.Tenant == nil || len(x.Plan) == 0 {
+		return nil
+	}
+	a := f.newAdmission(x)
+	f.pending.Store(x, a)
+	err := f.admit(ctx, x, a)
+	if err != nil {
+		a.refused = true
+	}
+	return err
+}
+
+// ResponseHeaders implements [filters.ResponseHeadersHook]: a served
+// answer says where the caller stands, as OpenAI's do.
+func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
+	if v, ok := f.pending.Load(x); ok {
+		for _, h := range v.(*admission).headers.list() {
+			x.SetResponseHeader(h.Key, h.Value)
+		}
+	}
+	return nil
+}
+
+// Done implements [filters.DoneHook]: it settles whatever admission took,
+// whatever happened to the request.
+func (f *Filter) Done(ctx context.Context, x *filters.Exchange, _ error) {
+	if v, ok := f.pending.LoadAndDelete(x); ok {
+		f.settle(ctx, x, v.(*admission))
+	}
+}
+
+// call bounds one store call on the request path.
+func (f *Filter) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, f.cfg.StoreTimeout)
+}
+
+var safeID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// reservationID names the request's reservation: its ID when that is safe
+// to put in a store key (Envoy's are), and always a random suffix, since a
+// client inside the network may choose its own request ID.
+func reservationID(tenant, requestID string) store.ReservationID {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	req := hex.EncodeToString(b[:])
+	if safeID.MatchString(requestID) {
+		req = requestID + "." + req
+	}
+	return store.ReservationID{Tenant: tenant, Request: req}
+}
+
+var (
+	_ filters.RequestHeadersHook  = (*Filter)(nil)
+	_ filters.RequestBodyHook     = (*Filter)(nil)
+	_ filters.ResponseHeadersHook = (*Filter)(nil)
+	_ filters.DoneHook            = (*Filter)(nil)
+)

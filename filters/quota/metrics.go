@@ -1,0 +1,81 @@
+package quota
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the quota filter's collectors. Labels are bounded: tenant,
+// app, provider, scope and limit kinds from the policy, never a key.
+type metrics struct {
+	refusals  *prometheus.CounterVec
+	outages   *prometheus.CounterVec
+	moved     *prometheus.CounterVec
+	downgrade *prometheus.CounterVec
+	settled   *prometheus.CounterVec
+	spent     *prometheus.GaugeVec
+	reserved  *prometheus.GaugeVec
+	remaining *prometheus.GaugeVec
+	pressure  *prometheus.GaugeVec
+}
+
+var (
+	metricsMu sync.Mutex
+	byReg     = map[prometheus.Registerer]*metrics{}
+)
+
+// metricsFor returns the collectors registered on reg, registering them on
+// first use: a policy reload builds new filters but must not register the
+// same metrics twice.
+func metricsFor(reg prometheus.Registerer) *metrics {
+	metricsMu.Lock()
+	defer metricsMu.Unlock()
+	if m, ok := byReg[reg]; ok {
+		return m
+	}
+	budget := []string{"tenant", "period"}
+	m := &metrics{
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_quota_refusals_total",
+			Help: "Requests refused by the quota filter, by tenant, app, scope (tenant, app, key, provider) and limit (bucket, rpm, tpm, daily_budget, monthly_budget, max_cost, provider, store_outage).",
+		}, []string{"tenant", "app", "scope", "limit"}),
+		outages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_quota_store_outage_decisions_total",
+			Help: "Limits the store could not check, by tenant, limit (bucket, windows, budget, provider, settle) and decision (open: served unchecked; closed: refused).",
+		}, []string{"tenant", "limit", "decision"}),
+		moved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_quota_provider_limited_total",
+			Help: "Requests whose plan lost a provider that was at its own rate limit, by provider and limit (rpm, tpm).",
+		}, []string{"provider", "limit"}),
+		downgrade: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_quota_downgrades_total",
+			Help: "Requests served from cheaper models because the worst case of the plan did not fit the budget, by tenant and app.",
+		}, []string{"tenant", "app"}),
+		settled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_quota_settlements_total",
+			Help: "Budget reservations settled, by outcome (committed, released, late_commit, spooled, recorded, failed, ...).",
+		}, []string{"outcome"}),
+		spent: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_quota_budget_spent_micro_usd",
+			Help: "Micro-USD committed in the current period of a tenant's budget, as last read from the store by this replica.",
+		}, budget),
+		reserved: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_quota_budget_reserved_micro_usd",
+			Help: "Micro-USD held by reservations in flight against a tenant's budget, as last read from the store by this replica.",
+		}, budget),
+		remaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_quota_budget_remaining_micro_usd",
+			Help: "Micro-USD left in the current period of a tenant's budget, as last read from the store by this replica.",
+		}, budget),
+		pressure: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_quota_governor_pressure",
+			Help: "The cost governor's level per tenant: 0 none, 1 expensive models lose weight, 2 cheap models only.",
+		}, []string{"tenant"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.pressure)
+	}
+	byReg[reg] = m
+	return m
+}

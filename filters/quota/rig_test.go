@@ -1,0 +1,304 @@
+package quota
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/auth"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/filters/router"
+)
+
+// t0 is a Sunday afternoon, ten seconds into a minute and five minutes into
+// hour 13 of the day.
+var t0 = time.Date(2026, 3, 15, 13, 5, 10, 0, time.UTC)
+
+func sha(key string) string {
+	s := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(s[:])
+}
+
+// testPolicy prices two models so a request of "hello" (8 prompt tokens)
+// with max_tokens 100 may cost big 8×10 + 100×30 = 3080 micro-USD and
+// small 8×1 + 100×2 = 208.
+var testPolicy = fmt.Sprintf(`
+gateway:
+  governor: {high_at: 0.8, cheap_only_at: 0.95, floor_usd: 0}
+providers:
+  - {name: pa, kind: openai, base_url: "http://127.0.0.1:1", limits: {requests_per_minute: 2, tokens_per_minute: 400}}
+  - {name: pb, kind: openai, base_url: "http://127.0.0.1:2"}
+models:
+  - {name: big, provider: pa, context_window: 100000, max_output_tokens: 1000, price_usd_per_mtok: {input: 10, output: 30}, fallback: [small]}
+  - {name: small, provider: pb, context_window: 100000, max_output_tokens: 1000, cheap: true, price_usd_per_mtok: {input: 1, output: 2}}
+  - {name: solo, provider: pa, context_window: 100000, max_output_tokens: 1000, price_usd_per_mtok: {input: 1, output: 2}}
+  - {name: embed, provider: pb, context_window: 8000, capabilities: [embeddings], price_usd_per_mtok: {input: 1, output: 0}}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions, filters: [auth, router, quota], routing: {fallback: [big]}}
+  - {name: embeddings, path: /v1/embeddings, api: embeddings, filters: [auth, router, quota]}
+tenants:
+  - name: acme
+    budget_usd: {daily: 0.01, monthly: 0.1}
+    rate_limit: {replenish_rate: 1, burst_capacity: 3, requests_per_minute: 5, tokens_per_minute: 1000}
+    max_cost_per_request_usd: 0.005
+    apps:
+      - {name: web, budget_usd: {daily: 0.005}, rate_limit: {requests_per_minute: 4}}
+      - {name: batch}
+    keys:
+      - {name: k1, sha256: %s}
+      - {name: web-key, app: web, sha256: %s}
+      - {name: small-key, sha256: %s, budget_usd: {monthly: 0.004}, rate_limit: {requests_per_minute: 2}, max_cost_per_request_usd: 0.003}
+  - name: down
+    over_budget: downgrade
+    budget_usd: {daily: 0.001}
+    keys: [{name: d, sha256: %s}]
+  - name: closed
+    budget_usd: {daily: 1, on_store_outage: closed}
+    rate_limit: {requests_per_minute: 100, on_store_outage: closed}
+    keys: [{name: c, sha256: %s}]
+  - name: free
+    keys: [{name: f, sha256: %s}]
+  - name: bursty
+    rate_limit: {replenish_rate: 1, burst_capacity: 3}
+    keys: [{name: b, sha256: %s}]
+`, sha("sk-acme"), sha("sk-web"), sha("sk-small"), sha("sk-down"), sha("sk-closed"), sha("sk-free"), sha("sk-bursty"))
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// flaky is a store that is unavailable while down.
+type flaky struct {
+	store.Store
+	down atomic.Bool
+}
+
+func (s *flaky) err(op string) error {
+	return fmt.Errorf("store %s: %w: connection refused", op, store.ErrUnavailable)
+}
+
+func (s *flaky) TakeTokens(ctx context.Context, b store.Bucket, n int64) (store.BucketResult, error) {
+	if s.down.Load() {
+		return store.BucketResult{}, s.err("take_tokens")
+	}
+	return s.Store.TakeTokens(ctx, b, n)
+}
+
+func (s *flaky) AddWindows(ctx context.Context, g string, l []store.WindowLine) (store.WindowResult, error) {
+	if s.down.Load() {
+		return store.WindowResult{}, s.err("add_windows")
+	}
+	return s.Store.AddWindows(ctx, g, l)
+}
+
+func (s *flaky) AdjustWindow(ctx context.Context, r store.WindowRef, d int64) (bool, error) {
+	if s.down.Load() {
+		return false, s.err("adjust_window")
+	}
+	return s.Store.AdjustWindow(ctx, r, d)
+}
+
+func (s *flaky) Reserve(ctx context.Context, id store.ReservationID, l []store.BudgetLine, a int64, ttl time.Duration) error {
+	if s.down.Load() {
+		return s.err("reserve")
+	}
+	return s.Store.Reserve(ctx, id, l, a, ttl)
+}
+
+func (s *flaky) Commit(ctx context.Context, id store.ReservationID, a int64) (store.Outcome, error) {
+	if s.down.Load() {
+		return 0, s.err("commit")
+	}
+	return s.Store.Commit(ctx, id, a)
+}
+
+func (s *flaky) Release(ctx context.Context, id store.ReservationID) (store.Outcome, error) {
+	if s.down.Load() {
+		return 0, s.err("release")
+	}
+	return s.Store.Release(ctx, id)
+}
+
+func (s *flaky) Budget(ctx context.Context, l store.BudgetLine) (store.BudgetState, error) {
+	if s.down.Load() {
+		return store.BudgetState{}, s.err("budget")
+	}
+	return s.Store.Budget(ctx, l)
+}
+
+// rig is a chain of auth, router and quota over a memory store, with one
+// clock for the store and the filter.
+type rig struct {
+	t      *testing.T
+	clock  *fakeClock
+	mem    *store.Memory
+	st     *flaky
+	spool  *store.Spooler
+	pol    *policy.Policy
+	reg    *prometheus.Registry
+	chains map[string]*filters.Chain
+	seq    int
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, clock: &fakeClock{t: t0}, pol: p, reg: prometheus.NewRegistry(), chains: map[string]*filters.Chain{}}
+	r.mem = store.NewMemory(store.Options{Clock: r.clock})
+	r.st = &flaky{Store: r.mem}
+	r.spool = store.NewSpooler(r.st, 100, nil)
+	for _, route := range p.Routes {
+		deps := filters.Deps{Policy: p, Route: route, Store: r.st, Spool: r.spool, Metrics: r.reg}
+		a, err := auth.New(policy.FilterRef{Name: "auth"}, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := router.New(policy.FilterRef{Name: "router"}, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.BudgetRefresh = 0
+		r.chains[route.Name] = filters.NewChain([]filters.Filter{a, rt, newFilter(cfg, deps, r.clock.Now)})
+	}
+	return r
+}
+
+// send runs the request side of the chain; the error is the refusal.
+func (r *rig) send(key, body string, hdr ...filters.Header) (*filters.Exchange, *openai.Error) {
+	r.t.Helper()
+	path := "/v1/chat/completions"
+	if strings.Contains(body, `"input"`) {
+		path = "/v1/embeddings"
+	}
+	route := r.pol.Route(path)
+	r.seq++
+	x := &filters.Exchange{
+		ID: fmt.Sprintf("req-%d", r.seq), Started: r.clock.Now(), Policy: r.pol, Route: route,
+		Method: "POST", Path: path, Body: []byte(body),
+		Header: append(filters.Headers{{Key: "authorization", Value: "Bearer " + key}}, hdr...),
+	}
+	c := r.chains[route.Name]
+	err := c.RequestHeaders(context.Background(), x)
+	if err == nil {
+		err = c.RequestBody(context.Background(), x)
+	}
+	if err != nil {
+		return x, filters.AsError(err, x.ID)
+	}
+	return x, nil
+}
+
+// finish ends an exchange the way the server does: the answer's usage (as
+// translate would price it) and Done.
+func (r *rig) finish(x *filters.Exchange, u filters.Usage, cause error) {
+	r.t.Helper()
+	x.Usage = u
+	r.chains[x.Route.Name].Done(context.Background(), x, cause)
+}
+
+// served starts an attempt on the plan's first target, as Envoy would.
+func (r *rig) served(x *filters.Exchange) {
+	if _, ok := x.NewAttempt(1, r.clock.Now()); !ok {
+		r.t.Fatal("no plan to attempt")
+	}
+}
+
+func (r *rig) budget(scope store.Scope, p store.Period) store.BudgetState {
+	r.t.Helper()
+	st, err := r.mem.Budget(context.Background(), store.BudgetLine{Scope: scope, Period: p, Limit: 1 << 40})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return st
+}
+
+// spend commits micro-USD on a tenant's daily and monthly lines in the
+// current hour, as earlier requests would have.
+func (r *rig) spend(tenant string, micros int64) {
+	r.t.Helper()
+	ctx := context.Background()
+	id := store.ReservationID{Tenant: tenant, Request: fmt.Sprintf("earlier-%d", r.seq)}
+	r.seq++
+	lines := []store.BudgetLine{
+		{Scope: store.Scope{Tenant: tenant}, Period: store.Daily, Limit: 1 << 40},
+		{Scope: store.Scope{Tenant: tenant}, Period: store.Monthly, Limit: 1 << 40},
+	}
+	if err := r.mem.Reserve(ctx, id, lines, micros, time.Hour); err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.mem.Commit(ctx, id, micros); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// spendEarlier spends two hours ago, out of the cost governor's sight.
+func (r *rig) spendEarlier(tenant string, micros int64) {
+	r.t.Helper()
+	r.clock.Advance(-2 * time.Hour)
+	r.spend(tenant, micros)
+	r.clock.Advance(2 * time.Hour)
+}
+
+func (r *rig) refusals(tenant, app, scope, limit string) float64 {
+	return value(r.t, metricsFor(r.reg).refusals.WithLabelValues(tenant, app, scope, limit))
+}
+
+func value(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case d.Counter != nil:
+		return d.Counter.GetValue()
+	case d.Gauge != nil:
+		return d.Gauge.GetValue()
+	}
+	return 0
+}
+
+func chat(model string, maxTokens int) string {
+	return fmt.Sprintf(`{"model":%q,"max_tokens":%d,"messages":[{"role":"user","content":"hello"}]}`, model, maxTokens)
+}
+
+func planOf(x *filters.Exchange) []string {
+	var out []string
+	for _, t := range x.Plan {
+		out = append(out, t.Model.Name)
+	}
+	return out
+}
+
+func policyGovernor(high, cheap float64, floor int64) policy.Governor {
+	return policy.Governor{HighAt: high, CheapOnlyAt: cheap, FloorMicros: floor}
+}
