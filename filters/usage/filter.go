@@ -1,43 +1,37 @@
-// Package usage is the filter that records what every request consumed.
-//
-// Its Done hook runs once per request whatever happened — served, refused,
-// failed or cut short by the client — and hands one Record to the
-// configured sink. Until the durable ledger exists the sink is a structured
-// log line plus Prometheus counters.
 package usage
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/filters/usage/ledger"
 )
 
 func init() { filters.Register("usage", New) }
 
-// Record is the accounting of one request.
-type Record struct {
-	RequestID      string
-	Time           time.Time
-	Tenant         string
-	App            string
-	KeyName        string
-	RequestedModel string
-	ServedModel    string
-	Provider       string
-	Attempts       int
-	Status         int
-	ErrorType      string
-	Usage          filters.Usage
-	Latency        time.Duration
-}
+// StatusClientClosed is the status recorded for a request whose client
+// left before the answer was complete (nginx's 499): the client never got
+// a full answer, whatever status its headers carried.
+const StatusClientClosed = 499
+
+// ErrorClientDisconnected is the error type of such a request.
+const ErrorClientDisconnected = "client_disconnected"
 
 // Filter records usage.
 type Filter struct {
 	log     *slog.Logger
 	metrics *metrics
+	ledger  *ledger.Writer
+	audit   *audit.Logger
+	now     func() time.Time
 }
 
 // New builds the usage filter.
@@ -49,7 +43,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Filter{log: log, metrics: metricsFor(deps.Metrics)}, nil
+	return &Filter{log: log, metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, audit: deps.Audit, now: time.Now}, nil
 }
 
 // Name implements [filters.Filter].
@@ -57,38 +51,113 @@ func (*Filter) Name() string { return "usage" }
 
 // Done implements [filters.DoneHook].
 func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
-	r := RecordOf(x, cause)
-	f.metrics.observe(&r)
+	r := RecordOf(x, cause, f.now())
+	if f.ledger != nil {
+		f.ledger.Write(r)
+	}
+	f.metrics.observe(x, &r)
+	f.audit.Request(ctx, auditEvent(x, &r))
 	f.log.LogAttrs(ctx, slog.LevelInfo, "usage",
 		slog.String("request_id", r.RequestID), slog.String("tenant", r.Tenant), slog.String("app", r.App),
-		slog.String("key", r.KeyName), slog.String("model", r.RequestedModel), slog.String("served_model", r.ServedModel),
-		slog.String("provider", r.Provider), slog.Int("attempts", r.Attempts), slog.Int("status", r.Status),
-		slog.Int("prompt_tokens", r.Usage.PromptTokens), slog.Int("completion_tokens", r.Usage.CompletionTokens),
-		slog.Int("cached_tokens", r.Usage.CachedTokens), slog.Int64("cost_micros", r.Usage.CostMicros),
-		slog.Duration("latency", r.Latency))
+		slog.String("key", r.KeyName), slog.String("route", r.Route), slog.String("model", r.RequestedModel),
+		slog.String("served_model", r.ServedModel), slog.String("provider", r.Provider), slog.Bool("stream", r.Stream),
+		slog.Int("attempts", r.Attempts), slog.Any("fallback_reasons", r.FallbackReasons), slog.Int("status", r.Status),
+		slog.String("error_type", r.ErrorType), slog.Int64("prompt_tokens", r.InputTokens),
+		slog.Int64("completion_tokens", r.OutputTokens), slog.Int64("cached_tokens", r.CachedTokens),
+		slog.Bool("usage_estimated", r.UsageEstimated), slog.Int64("cost_micros", r.CostMicros),
+		slog.Duration("latency", r.Latency), slog.Duration("ttft", r.TimeToFirstToken))
 }
 
-// RecordOf builds the record of an exchange.
-func RecordOf(x *filters.Exchange, cause error) Record {
-	r := Record{
+// RecordOf builds the ledger record of an exchange that ended with cause
+// (nil when the answer completed) at end.
+func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
+	r := ledger.Record{
 		RequestID: x.ID, Time: x.Started, App: x.Caller.App, KeyName: x.Caller.KeyName,
-		Status: x.Response.Status, Usage: x.Usage, Latency: time.Since(x.Started),
+		RequestedModel: x.RequestedModel(), Stream: x.Response.Streaming,
+		Status: x.Response.Status, Latency: end.Sub(x.Started),
+		InputTokens: int64(x.Usage.PromptTokens), OutputTokens: int64(x.Usage.CompletionTokens),
+		CachedTokens: int64(x.Usage.CachedTokens), CostMicros: x.Usage.CostMicros,
+		CacheHit: x.Usage.CachedTokens > 0, UsageEstimated: x.Usage.Estimated,
+	}
+	if x.Route != nil {
+		r.Route = x.Route.Name
 	}
 	if x.Caller.Tenant != nil {
 		r.Tenant = x.Caller.Tenant.Name
 	}
-	r.RequestedModel = x.RequestedModel()
+	if !x.Sent.FirstToken.IsZero() {
+		r.TimeToFirstToken = x.Sent.FirstToken.Sub(x.Started)
+	}
 	r.Attempts = x.AttemptCount()
 	if a := x.LastAttempt(); a != nil {
 		r.ServedModel, r.Provider = a.Target.Model.Name, a.Target.Provider().Name
 	}
-	if cause != nil {
-		r.ErrorType = filters.AsError(cause, x.ID).Type
+	r.FallbackReasons = fallbackReasons(x)
+	switch {
+	case errors.Is(cause, filters.ErrClientGone):
+		r.Status, r.ErrorType = StatusClientClosed, ErrorClientDisconnected
+	case cause != nil:
+		e := filters.AsError(cause, x.ID)
+		r.ErrorType = e.Type
 		if r.Status == 0 {
-			r.Status = filters.AsError(cause, x.ID).Status
+			r.Status = e.Status
 		}
+	case x.Sent.ErrorType != "":
+		// The headers said 200, then the stream ended in an error event.
+		r.ErrorType = x.Sent.ErrorType
+	case r.Status >= http.StatusBadRequest:
+		// A provider's error or one of Envoy's own replies, passed through.
+		r.ErrorType = translator.ErrorType(r.Status)
 	}
 	return r
 }
+
+// fallbackReasons says why each failed attempt was given up, in attempt
+// order, as "provider/model: status" or "provider/model: no response". An
+// attempt whose stream never reached ext_proc (a connection refused at
+// once) is known only by its number, and gave no response.
+func fallbackReasons(x *filters.Exchange) []string {
+	var reasons []string
+	for _, f := range failures(x) {
+		reasons = append(reasons, f.target.Provider().Name+"/"+f.target.Model.Name+": "+f.reason)
+	}
+	return reasons
+}
+
+// failure is one failed attempt.
+type failure struct {
+	n      int
+	target filters.Target
+	// reason is the provider's status, or "no response".
+	reason string
+}
+
+// failures lists the failed attempts of x in order.
+func failures(x *filters.Exchange) []failure {
+	attempts := x.Attempts()
+	if len(attempts) == 0 {
+		return nil
+	}
+	last := attempts[len(attempts)-1].N
+	seen := make(map[int]*filters.Attempt, len(attempts))
+	for _, a := range attempts {
+		seen[a.N] = a
+	}
+	var out []failure
+	for n := 1; n <= last; n++ {
+		a := seen[n]
+		switch {
+		case a == nil:
+			out = append(out, failure{n: n, target: x.Plan[min(n, len(x.Plan))-1], reason: noResponse})
+		case a.Outcome.Failed() && a.Outcome.Status == 0:
+			out = append(out, failure{n: n, target: a.Target, reason: noResponse})
+		case a.Outcome.Failed():
+			out = append(out, failure{n: n, target: a.Target, reason: strconv.Itoa(a.Outcome.Status)})
+		}
+	}
+	return out
+}
+
+const noResponse = "no response"
 
 var _ filters.DoneHook = (*Filter)(nil)

@@ -2,15 +2,43 @@ package usage
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/usage/ledger"
 )
 
+// Bucket boundaries the OpenTelemetry GenAI semantic conventions advise for
+// each histogram.
+var (
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	ttftBuckets     = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+)
+
+// genAILabels are the OpenTelemetry GenAI attributes in Prometheus form
+// (dots become underscores), then the gateway's own: who called, and the
+// policy's name of the provider that served.
+var genAILabels = []string{
+	"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model",
+	"tenant", "app", "provider",
+}
+
 type metrics struct {
-	requests *prometheus.CounterVec
-	tokens   *prometheus.CounterVec
-	cost     *prometheus.CounterVec
+	requests  *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+	cost      *prometheus.CounterVec
+	fallbacks *prometheus.CounterVec
+	decisions *prometheus.CounterVec
+	estimated *prometheus.CounterVec
+
+	tokenUsage *prometheus.HistogramVec
+	duration   *prometheus.HistogramVec
+	firstToken *prometheus.HistogramVec
 }
 
 var (
@@ -29,7 +57,7 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 	}
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchyard_usage_requests_total", Help: "Requests recorded, by tenant, app, model, provider and status.",
+			Name: "switchyard_usage_requests_total", Help: "Requests recorded, by tenant, app, model, provider and status (499: the client left before the answer was complete).",
 		}, []string{"tenant", "app", "model", "provider", "status"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_tokens_total", Help: "Tokens used, by tenant, app, model, provider and type (input, output, cached).",
@@ -37,21 +65,136 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_cost_micro_usd_total", Help: "Cost in micro-USD, by tenant, app, model and provider.",
 		}, []string{"tenant", "app", "model", "provider"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_fallbacks_total", Help: "Attempts given up for the next one, by the provider and model that failed and why (its status, or no_response).",
+		}, []string{"provider", "model", "reason"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_routing_decisions_total", Help: "Routing decisions, by route, kind (client: the model the client named; rule; strategy) and the rule's or strategy's name.",
+		}, []string{"route", "kind", "name"}),
+		estimated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_estimated_total", Help: "Requests billed from the gateway's token estimate because the provider's count never arrived, by tenant and model.",
+		}, []string{"tenant", "model"}),
+		tokenUsage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gen_ai_client_token_usage", Help: "Number of input and output tokens used per request (OpenTelemetry gen_ai.client.token.usage).",
+			Buckets: tokenBuckets,
+		}, append([]string{"gen_ai_token_type"}, genAILabels...)),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gen_ai_server_request_duration_seconds", Help: "Time from the request to the last byte of its answer (OpenTelemetry gen_ai.server.request.duration).",
+			Buckets: durationBuckets,
+		}, append([]string{"error_type"}, genAILabels...)),
+		firstToken: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gen_ai_server_time_to_first_token_seconds", Help: "Time from the request to the first generated token sent to the client, for successful answers (OpenTelemetry gen_ai.server.time_to_first_token).",
+			Buckets: ttftBuckets,
+		}, genAILabels),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.tokens, m.cost)
+		reg.MustRegister(m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.estimated, m.tokenUsage, m.duration, m.firstToken)
 	}
 	byReg[reg] = m
 	return m
 }
 
-func (m *metrics) observe(r *Record) {
-	m.requests.WithLabelValues(r.Tenant, r.App, r.ServedModel, r.Provider, strconv.Itoa(r.Status)).Inc()
-	if !r.Usage.Known {
+func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
+	model := metricModel(x.Policy, r)
+	m.requests.WithLabelValues(r.Tenant, r.App, model, r.Provider, strconv.Itoa(r.Status)).Inc()
+	for _, f := range failures(x) {
+		if f.n < r.Attempts {
+			reason := f.reason
+			if reason == noResponse {
+				reason = "no_response"
+			}
+			m.fallbacks.WithLabelValues(f.target.Provider().Name, f.target.Model.Name, reason).Inc()
+		}
+	}
+	if x.RouteReason != "" {
+		kind, name := decision(x.RouteReason)
+		m.decisions.WithLabelValues(r.Route, kind, name).Inc()
+	}
+	op := operation(x)
+	if op == "" {
+		return // no model API was reached: nothing GenAI to tell
+	}
+	requested := ""
+	if x.Policy != nil && x.Policy.Model(r.RequestedModel) != nil {
+		requested = r.RequestedModel
+	}
+	g := []string{op, providerName(x), requested, r.ServedModel, r.Tenant, r.App, r.Provider}
+	m.duration.WithLabelValues(append([]string{r.ErrorType}, g...)...).Observe(r.Latency.Seconds())
+	if r.TimeToFirstToken > 0 && r.ErrorType == "" {
+		m.firstToken.WithLabelValues(g...).Observe(r.TimeToFirstToken.Seconds())
+	}
+	if !x.Usage.Known {
 		return
 	}
-	m.tokens.WithLabelValues(r.Tenant, r.App, r.ServedModel, r.Provider, "input").Add(float64(r.Usage.PromptTokens))
-	m.tokens.WithLabelValues(r.Tenant, r.App, r.ServedModel, r.Provider, "output").Add(float64(r.Usage.CompletionTokens))
-	m.tokens.WithLabelValues(r.Tenant, r.App, r.ServedModel, r.Provider, "cached").Add(float64(r.Usage.CachedTokens))
-	m.cost.WithLabelValues(r.Tenant, r.App, r.ServedModel, r.Provider).Add(float64(r.Usage.CostMicros))
+	m.tokenUsage.WithLabelValues(append([]string{"input"}, g...)...).Observe(float64(r.InputTokens))
+	m.tokenUsage.WithLabelValues(append([]string{"output"}, g...)...).Observe(float64(r.OutputTokens))
+	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "input").Add(float64(r.InputTokens))
+	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "output").Add(float64(r.OutputTokens))
+	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "cached").Add(float64(r.CachedTokens))
+	m.cost.WithLabelValues(r.Tenant, r.App, model, r.Provider).Add(float64(r.CostMicros))
+	if r.UsageEstimated {
+		m.estimated.WithLabelValues(r.Tenant, model).Inc()
+	}
+}
+
+// metricModel is the model a record counts under in metrics: the one that
+// served it, else the one requested if the policy knows it. A name only
+// the client made up is never a label value.
+func metricModel(p *policy.Policy, r *ledger.Record) string {
+	if r.ServedModel != "" {
+		return r.ServedModel
+	}
+	if p != nil && p.Model(r.RequestedModel) != nil {
+		return r.RequestedModel
+	}
+	return ""
+}
+
+// operation is the GenAI operation name of the exchange's API, "" when the
+// request never named one (refused before its body was read).
+func operation(x *filters.Exchange) string {
+	switch {
+	case x.Chat != nil:
+		return "chat"
+	case x.Embeddings != nil:
+		return "embeddings"
+	}
+	return ""
+}
+
+// providerName is gen_ai.provider.name for the provider that served: the
+// convention's well-known value for the provider's kind, or the policy's
+// name for an OpenAI-compatible server the convention does not know.
+func providerName(x *filters.Exchange) string {
+	a := x.LastAttempt()
+	if a == nil {
+		return ""
+	}
+	p := a.Target.Provider()
+	switch p.Kind {
+	case policy.KindOpenAI:
+		return "openai"
+	case policy.KindAzureOpenAI:
+		return "azure.ai.openai"
+	case policy.KindAnthropic:
+		return "anthropic"
+	case policy.KindGemini:
+		return "gcp.gemini"
+	}
+	return p.Name
+}
+
+// decision reads the router's reason ("rule NAME; …", "strategy NAME; …",
+// "model named by the client; …") as a kind and a name.
+func decision(reason string) (kind, name string) {
+	head, _, _ := strings.Cut(reason, ";")
+	switch {
+	case strings.HasPrefix(head, "rule "):
+		return "rule", strings.TrimPrefix(head, "rule ")
+	case strings.HasPrefix(head, "strategy "):
+		return "strategy", strings.TrimPrefix(head, "strategy ")
+	case strings.Contains(head, "named by the client"):
+		return "client", ""
+	}
+	return "other", ""
 }

@@ -1,0 +1,328 @@
+package usage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/switchyard/switchyard/audit"
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/usage/ledger"
+)
+
+const testPolicy = `
+providers:
+  - {name: oa, kind: openai, base_url: "http://127.0.0.1:1"}
+  - {name: an, kind: anthropic, base_url: "http://127.0.0.1:2"}
+models:
+  - {name: gpt, provider: oa, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 2.5, output: 10}}
+  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15}}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions}
+tenants:
+  - {name: acme}
+  - {name: spy, audit: {capture_prompts: true}}
+`
+
+func testPolicyCompiled(t *testing.T) *policy.Policy {
+	t.Helper()
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func tenant(t *testing.T, p *policy.Policy, name string) *policy.Tenant {
+	t.Helper()
+	for _, tn := range p.Tenants {
+		if tn.Name == name {
+			return tn
+		}
+	}
+	t.Fatalf("no tenant %s", name)
+	return nil
+}
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// exchange is a chat request of tenant acme, app web, that the router
+// planned as gpt then claude.
+func exchange(t *testing.T, p *policy.Policy, body string) *filters.Exchange {
+	t.Helper()
+	chat, err := openai.ParseChatRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &filters.Exchange{
+		ID: "req-1", Started: t0, Policy: p, Route: p.Routes[0], Body: []byte(body), Chat: chat,
+		Caller:      filters.Caller{Tenant: tenant(t, p, "acme"), KeyName: "acme-web", App: "web"},
+		Plan:        []filters.Target{{Model: p.Model("gpt")}, {Model: p.Model("claude")}},
+		RouteReason: "strategy cost-optimized; skipped x (down)",
+	}
+}
+
+// attempt records attempt n of x with the given outcome.
+func attempt(x *filters.Exchange, n, status int) {
+	a, _ := x.NewAttempt(n, t0)
+	a.Outcome = filters.Outcome{Done: true, Status: status}
+}
+
+func TestRecordOf(t *testing.T) {
+	p := testPolicyCompiled(t)
+	const body = `{"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	base := ledger.Record{
+		RequestID: "req-1", Time: t0, Tenant: "acme", App: "web", KeyName: "acme-web", Route: "chat",
+		RequestedModel: "gpt", Latency: 3 * time.Second,
+	}
+	tests := []struct {
+		name  string
+		setup func(x *filters.Exchange)
+		cause error
+		want  func(r *ledger.Record)
+	}{
+		{
+			name: "served stream with its first token",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 200)
+				x.Response = filters.Response{Status: 200, Streaming: true}
+				x.Sent = filters.Sent{FirstToken: t0.Add(400 * time.Millisecond), Complete: true}
+				x.Usage = filters.Usage{Known: true, PromptTokens: 10, CompletionTokens: 20, CachedTokens: 4, CostMicros: 225}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
+				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros, r.CacheHit = 10, 20, 4, 225, true
+				r.TimeToFirstToken = 400 * time.Millisecond
+			},
+		},
+		{
+			name: "fallback: the failed attempts and why, a missing one as no response",
+			setup: func(x *filters.Exchange) {
+				x.Plan = append(x.Plan, filters.Target{Model: p.Model("gpt")})
+				attempt(x, 1, 503)
+				attempt(x, 3, 200)
+				x.Response = filters.Response{Status: 200}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status = "gpt", "oa", 3, 200
+				r.FallbackReasons = []string{"oa/gpt: 503", "an/claude: no response"}
+			},
+		},
+		{
+			name: "every provider failed: Envoy's 503 passed through",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 429)
+				a, _ := x.NewAttempt(2, t0)
+				a.Outcome = filters.Outcome{Done: true, Failure: "reset"}
+				x.Response = filters.Response{Status: 503}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status = "claude", "an", 2, 503
+				r.ErrorType = openai.TypeServiceUnavailable
+				r.FallbackReasons = []string{"oa/gpt: 429", "an/claude: no response"}
+			},
+		},
+		{
+			name: "refused by a filter before any attempt",
+			setup: func(x *filters.Exchange) {
+				x.Caller = filters.Caller{}
+				x.Response.Status = 401
+			},
+			cause: filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "no"),
+			want: func(r *ledger.Record) {
+				r.Tenant, r.App, r.KeyName, r.Status, r.ErrorType = "", "", "", 401, openai.TypeInvalidRequest
+			},
+		},
+		{
+			name: "client left mid-stream: 499, with the estimate",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 200)
+				x.Response = filters.Response{Status: 200, Streaming: true}
+				x.Sent = filters.Sent{FirstToken: t0.Add(time.Second), Text: []byte("Hel")}
+				x.Usage = filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 1, CostMicros: 30, Estimated: true}
+			},
+			cause: filters.ErrClientGone,
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Stream, r.Attempts = "gpt", "oa", true, 1
+				r.Status, r.ErrorType = StatusClientClosed, ErrorClientDisconnected
+				r.InputTokens, r.OutputTokens, r.CostMicros, r.UsageEstimated = 8, 1, 30, true
+				r.TimeToFirstToken = time.Second
+			},
+		},
+		{
+			name: "provider broke off after the headers: 200 with the error event's type",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 200)
+				x.Response = filters.Response{Status: 200, Streaming: true}
+				x.Sent = filters.Sent{Complete: true, ErrorType: openai.TypeUpstream}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
+				r.ErrorType = openai.TypeUpstream
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := exchange(t, p, body)
+			tt.setup(x)
+			want := base
+			tt.want(&want)
+			got := RecordOf(x, tt.cause, t0.Add(3*time.Second))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecision(t *testing.T) {
+	tests := []struct{ name, reason, wantKind, wantName string }{
+		{"rule", "rule long-context; skipped gpt (down)", "rule", "long-context"},
+		{"strategy", "strategy cost-optimized", "strategy", "cost-optimized"},
+		{"client", "model named by the client; probing openai", "client", ""},
+		{"embeddings", "embedding model named by the client", "client", ""},
+		{"unknown", "something new", "other", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if k, n := decision(tt.reason); k != tt.wantKind || n != tt.wantName {
+				t.Errorf("decision(%q) = %q, %q; want %q, %q", tt.reason, k, n, tt.wantKind, tt.wantName)
+			}
+		})
+	}
+}
+
+// TestDone sends one request through Done and finds it in the ledger, the
+// metrics, the audit trail and the log.
+func TestDone(t *testing.T) {
+	p := testPolicyCompiled(t)
+	ctx := context.Background()
+	db, err := ledger.OpenSQLite(ctx, filepath.Join(t.TempDir(), "usage.db"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	w := ledger.NewWriter(db, ledger.WriterOptions{})
+	reg := prometheus.NewRegistry()
+	var trail, logs bytes.Buffer
+	fl, err := New(policy.FilterRef{Name: "usage"}, filters.Deps{
+		Policy: p, Metrics: reg, Ledger: w, Audit: audit.New(&trail, "extproc"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fl.(*Filter)
+	f.now = func() time.Time { return t0.Add(2 * time.Second) }
+
+	x := exchange(t, p, `{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
+	x.Plan = append(x.Plan, filters.Target{Model: p.Model("claude")})
+	attempt(x, 1, 503)
+	attempt(x, 2, 200)
+	x.Response = filters.Response{Status: 200}
+	x.Sent = filters.Sent{FirstToken: t0.Add(time.Second), Complete: true}
+	x.Usage = filters.Usage{Known: true, PromptTokens: 100, CompletionTokens: 50, CostMicros: 1050}
+	f.Done(ctx, x, nil)
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var rows []ledger.Record
+	for r, err := range db.Records(ctx, ledger.Filter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 1 || rows[0].RequestID != "req-1" || rows[0].CostMicros != 1050 || rows[0].ServedModel != "claude" {
+		t.Fatalf("ledger rows %+v, want req-1 served by claude for 1050", rows)
+	}
+
+	metricTests := []struct {
+		name string
+		c    prometheus.Counter
+		want float64
+	}{
+		{"requests by status", f.metrics.requests.WithLabelValues("acme", "web", "claude", "an", "200"), 1},
+		{"cost", f.metrics.cost.WithLabelValues("acme", "web", "claude", "an"), 1050},
+		{"output tokens", f.metrics.tokens.WithLabelValues("acme", "web", "claude", "an", "output"), 50},
+		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503"), 1},
+		{"routing decision", f.metrics.decisions.WithLabelValues("chat", "strategy", "cost-optimized"), 1},
+	}
+	for _, tt := range metricTests {
+		var m dto.Metric
+		if err := tt.c.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GetCounter().GetValue(); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	histTests := []struct {
+		name      string
+		match     string // a label value the series has
+		wantCount uint64
+		wantSum   float64
+	}{
+		{"gen_ai_client_token_usage", "input", 1, 100},
+		{"gen_ai_client_token_usage", "output", 1, 50},
+		{"gen_ai_server_request_duration_seconds", "anthropic", 1, 2},
+		{"gen_ai_server_time_to_first_token_seconds", "anthropic", 1, 1},
+	}
+	for _, tt := range histTests {
+		count, sum := histogram(t, reg, tt.name, tt.match)
+		if count != tt.wantCount || sum != tt.wantSum {
+			t.Errorf("%s{…%q…}: %d samples summing to %v, want %d summing to %v", tt.name, tt.match, count, sum, tt.wantCount, tt.wantSum)
+		}
+	}
+
+	var ev map[string]any
+	if err := json.Unmarshal(trail.Bytes(), &ev); err != nil {
+		t.Fatalf("audit trail %q: %v", trail.String(), err)
+	}
+	sum := sha256.Sum256(x.Body)
+	if ev["kind"] != "audit" || ev["prompt_sha256"] != hex.EncodeToString(sum[:]) || ev["routing_reason"] != x.RouteReason || ev["prompt"] != nil {
+		t.Errorf("audit event %v", ev)
+	}
+	if !strings.Contains(logs.String(), `"request_id":"req-1"`) {
+		t.Errorf("log %q lacks the request ID", logs.String())
+	}
+}
+
+// histogram returns the sample count and sum of the one series of name
+// that has a label with value match.
+func histogram(t *testing.T, reg *prometheus.Registry, name, match string) (uint64, float64) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == match {
+					return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return 0, 0
+}
