@@ -1,54 +1,158 @@
 // Package auth is the filter that authenticates virtual keys.
 //
 // A client sends "Authorization: Bearer <virtual key>". The filter hashes
-// the key with SHA-256 and looks the hash up among the policy's keys; the
-// key itself is never stored, logged or forwarded. A known key makes the
-// caller its tenant (and app); anything else is refused with 401 in the
-// OpenAI envelope. The client's Authorization header is removed from the
-// request before it can reach a provider.
+// the key with SHA-256 and looks the hash up among the policy's keys, then
+// among the keys issued at runtime through the admin API, which live in the
+// shared store; the key itself is never stored, logged or forwarded. A
+// runtime key is read from the store on every request, so a revocation
+// holds on every replica at once. A known key makes the caller its tenant
+// (and app); anything else is refused with 401 in the OpenAI envelope. The
+// client's Authorization header is removed from the request before it can
+// reach a provider.
+//
+// An X-App header names the calling app, but only among the apps of the
+// key's tenant, and never another app than the one a key is bound to.
 package auth
 
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/filters/quota/store"
 )
 
 func init() { filters.Register("auth", New) }
 
+// storeTimeout bounds the runtime-key lookup; a store that does not answer
+// in time refuses the key rather than hold the request.
+const storeTimeout = time.Second
+
 // Filter authenticates virtual keys.
-type Filter struct{}
+type Filter struct {
+	keys store.KeyRing // nil: policy keys only
+}
 
 // New builds the auth filter; it takes no arguments.
-func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{}, nil
+	f := &Filter{}
+	if deps.Store != nil {
+		f.keys = deps.Store
+	}
+	return f, nil
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "auth" }
 
 // RequestHeaders implements [filters.RequestHeadersHook].
-func (*Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
+func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
+	x.RemoveRequestHeader("x-app")
 	token := filters.BearerToken(x.Header)
 	if token == "" {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key",
 			"you didn't provide an API key; send it as 'Authorization: Bearer YOUR_KEY'")
 	}
-	key := x.Policy.KeyByHash(sha256.Sum256([]byte(token)))
+	sum := sha256.Sum256([]byte(token))
+	key := x.Policy.KeyByHash(sum)
 	if key == nil {
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key",
-			"the API key provided is not valid")
+		var err error
+		if key, err = f.runtimeKey(ctx, x.Policy, sum); err != nil {
+			return err
+		}
 	}
-	x.Caller = filters.Caller{Tenant: key.Tenant, Key: key, KeyName: key.Name, App: key.App}
+	app, err := callerApp(key, x.Header.Get("x-app"))
+	if err != nil {
+		return err
+	}
+	x.Caller = filters.Caller{Tenant: key.Tenant, Key: key, KeyName: key.Name, App: app}
 	return nil
+}
+
+func invalidKey() error {
+	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided is not valid")
+}
+
+// runtimeKey finds a key issued through the admin API.
+func (f *Filter) runtimeKey(ctx context.Context, p *policy.Policy, sum [32]byte) (*policy.Key, error) {
+	if f.keys == nil {
+		return nil, invalidKey()
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	rec, err := f.keys.Key(ctx, hex.EncodeToString(sum[:]))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, invalidKey()
+	case errors.Is(err, store.ErrUnavailable):
+		return nil, filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "key_store_unavailable",
+			"the gateway cannot check this API key right now; try again shortly").WithHeader("retry-after", "1")
+	case err != nil:
+		return nil, err
+	case rec.Revoked:
+		return nil, filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided has been revoked")
+	}
+	var tenant *policy.Tenant
+	for _, t := range p.Tenants {
+		if t.Name == rec.Tenant {
+			tenant = t
+		}
+	}
+	if tenant == nil {
+		// The tenant left the policy; its runtime keys went with it.
+		return nil, invalidKey()
+	}
+	return KeyOf(rec, tenant, sum), nil
+}
+
+// KeyOf is the policy form of a runtime key record, with its own limits
+// and model allowlist.
+func KeyOf(rec store.KeyRecord, t *policy.Tenant, hash [32]byte) *policy.Key {
+	l := rec.Limits
+	k := &policy.Key{
+		Name: rec.Name, App: rec.App, Tenant: t, Hash: hash,
+		RateLimit: policy.RateLimit{
+			ReplenishRate: l.ReplenishRate, BurstCapacity: int(l.BurstCapacity),
+			RequestsPerMinute: int(l.RequestsPerMinute), TokensPerMinute: int(l.TokensPerMinute), FailOpen: true,
+		},
+		Budget:                  policy.Budget{DailyMicros: l.DailyBudget, MonthlyMicros: l.MonthlyBudget, FailOpen: true},
+		MaxCostPerRequestMicros: l.MaxCostPerRequest,
+	}
+	if len(rec.Models) > 0 {
+		k.Models = make(map[string]bool, len(rec.Models))
+		for _, m := range rec.Models {
+			k.Models[m] = true
+		}
+	}
+	return k
+}
+
+// callerApp is the app a request acts as: the key's, or the one X-App
+// names among its tenant's apps.
+func callerApp(k *policy.Key, header string) (string, error) {
+	app := strings.TrimSpace(header)
+	switch {
+	case app == "":
+		return k.App, nil
+	case k.App != "" && app != k.App:
+		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "app_not_allowed",
+			"this API key belongs to app %q and may not act as app %q", k.App, app)
+	case k.Tenant.Apps[app] == nil:
+		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "unknown_app",
+			"X-App names %q, which is not an app of your tenant", app)
+	}
+	return app, nil
 }
 
 var _ filters.RequestHeadersHook = (*Filter)(nil)
