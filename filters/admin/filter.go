@@ -13,6 +13,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -52,6 +53,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 		"POST fault/down": f.fault(true),
 		"POST fault/up":   f.fault(false),
 	}
+	maps.Copy(f.routes, f.keyRoutes())
 	return f, nil
 }
 
@@ -96,15 +98,20 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	return nil
 }
 
-// match finds the handler of "METHOD path", where a route may end in a
-// wildcard segment ("keys/*") handed to the handler.
+// match finds the handler of "METHOD path", where a route may hold one
+// wildcard segment ("keys/*", "keys/*/rotate") handed to the handler.
 func (f *Filter) match(method, path string) (handler, string) {
 	if h := f.routes[method+" "+path]; h != nil {
 		return h, ""
 	}
-	if i := strings.LastIndexByte(path, '/'); i > 0 {
-		if h := f.routes[method+" "+path[:i]+"/*"]; h != nil {
-			return h, path[i+1:]
+	segs := strings.Split(path, "/")
+	for i := 1; i < len(segs); i++ {
+		pattern := strings.Join(segs[:i], "/") + "/*"
+		if i+1 < len(segs) {
+			pattern += "/" + strings.Join(segs[i+1:], "/")
+		}
+		if h := f.routes[method+" "+pattern]; h != nil && segs[i] != "" {
+			return h, segs[i]
 		}
 	}
 	return nil, ""
