@@ -117,11 +117,12 @@ func Registered() []string {
 
 // requires lists filters that must be on a route for another to work.
 var requires = map[string][]string{
-	"quota":     {"auth", "router"},
-	"router":    {"auth"},
-	"translate": {"router"},
-	"usage":     {"translate"},
-	"catalog":   {"auth"},
+	"quota":        {"auth", "router"},
+	"router":       {"auth"},
+	"translate":    {"router"},
+	"usage":        {"translate"},
+	"catalog":      {"auth"},
+	"usage_report": {"auth"},
 }
 
 // Build makes the chain of every route of p. Errors name the policy file

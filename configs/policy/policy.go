@@ -34,13 +34,15 @@ const (
 	APIEmbeddings      API = "embeddings"
 	APIModels          API = "models"
 	APIAdmin           API = "admin"
+	// APIUsage serves a tenant its own usage, read from the ledger.
+	APIUsage API = "usage"
 )
 
-var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin}
+var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage}
 
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).
-func (a API) Prefix() bool { return a == APIModels || a == APIAdmin }
+func (a API) Prefix() bool { return a == APIModels || a == APIAdmin || a == APIUsage }
 
 // Capability is a bit set of what a model can do.
 type Capability uint16
