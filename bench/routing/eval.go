@@ -64,20 +64,18 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 	res.Weak, res.Strong = b.Set.Means()
 	outcomes := b.Outcomes()
 
-	// The held-out scores come from the real classifier, timed per call.
+	// The held-out scores come from the real classifier; the sweep reads
+	// the whole threshold curve from them.
 	clf, err := complexity.New(complexity.Config{Model: loo})
 	if err != nil {
 		return res, err
 	}
 	held := sweep.Scored{Scores: make([]float64, res.N), Outcomes: outcomes}
-	times := make([]time.Duration, res.N)
+	prompts := make([]string, res.N)
 	for i, it := range b.Set.Items {
-		req := train.Request(it.Prompt)
-		start := time.Now()
-		held.Scores[i] = clf.Score(req)
-		times[i] = time.Since(start)
+		held.Scores[i] = clf.Score(train.Request(it.Prompt))
+		prompts[i] = it.Prompt
 	}
-	res.DecideMean, res.DecideP99 = timing(times)
 	if res.Classifier, err = cheapest(held); err != nil {
 		return res, err
 	}
@@ -87,6 +85,19 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 	}
 	t := sweep.Transfer(heldTrain, Frac)
 	res.ClassifierT = operatingAt(held, t, fmt.Sprintf("score ≥ %.3f", t))
+	// The operating point is routed again by the production router (its
+	// policy, cost-optimized strategy and classifier), whose decisions must
+	// be the sweep's; its decision times are the ones reported.
+	rt, err := routeAll(prompts, t, loo)
+	if err != nil {
+		return res, err
+	}
+	for i, strong := range rt.Strong {
+		if strong != (held.Scores[i] >= t) {
+			return res, fmt.Errorf("%s prompt %d: the router chose strong=%v at score %.4f and threshold %.4f", res.Name, i, strong, held.Scores[i], t)
+		}
+	}
+	res.DecideMean, res.DecideP99 = timing(rt.Times)
 
 	// Longest prompt first: ranked by characters with ties in file order,
 	// as the data's README computes it; the transferred threshold is a

@@ -76,9 +76,23 @@ type Router struct {
 	sticky     filters.StickyStore
 }
 
+// Option adjusts a router at construction.
+type Option func(*complexity.Config)
+
+// WithComplexityModel scores complexity with model instead of the shipped
+// one (the routing benchmark routes with models trained without the data
+// they are scored on).
+func WithComplexityModel(m *complexity.Model) Option {
+	return func(c *complexity.Config) { c.Model = m }
+}
+
 // NewRouter builds a router for a route; h and sticky may be nil.
-func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.StickyStore) (*Router, error) {
-	c, err := complexity.New(complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt})
+func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.StickyStore, opts ...Option) (*Router, error) {
+	cfg := complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := complexity.New(cfg)
 	if err != nil {
 		return nil, err
 	}
