@@ -105,7 +105,7 @@ func TestAccounting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			now := t0
-			f := &Filter{keys: map[string][]string{}, now: func() time.Time { return now }}
+			f := &Filter{now: func() time.Time { return now }}
 			ctx := context.Background()
 			x := &filters.Exchange{ID: "req-1", Started: t0, Policy: p, Route: p.Routes[0], Chat: chat, Body: []byte(body),
 				Plan: []filters.Target{{Model: p.Model(tt.model)}}}
@@ -154,7 +154,7 @@ func TestAccountingBuffered(t *testing.T) {
 	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
 	chat, _ := openai.ParseChatRequest(body)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	f := &Filter{keys: map[string][]string{}, now: func() time.Time { return t0.Add(time.Second) }}
+	f := &Filter{now: func() time.Time { return t0.Add(time.Second) }}
 	ctx := context.Background()
 	x := &filters.Exchange{ID: "req-2", Started: t0, Policy: p, Route: p.Routes[0], Chat: chat, Body: body, Plan: []filters.Target{{Model: p.Model("gpt")}}}
 	a, _ := x.NewAttempt(1, t0)

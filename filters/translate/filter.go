@@ -3,8 +3,10 @@ package translate
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
@@ -17,7 +19,9 @@ func init() { filters.Register("translate", New) }
 
 // Filter translates requests per attempt and responses of the last attempt.
 type Filter struct {
-	keys map[string][]string // provider → resolved keys
+	pools map[string]*keyPool // provider → its keys
+	used  sync.Map            // *filters.Attempt → keyUse, until AttemptDone
+	log   *slog.Logger
 	// now stamps the first token the client is sent.
 	now func() time.Time
 }
@@ -27,7 +31,10 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{keys: map[string][]string{}, now: time.Now}
+	f := &Filter{pools: map[string]*keyPool{}, now: time.Now, log: deps.Logger}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
 	for _, p := range deps.Policy.Providers {
 		if translators[p.Kind] == nil {
 			return nil, fmt.Errorf("provider %s: kind %s has no translator yet", p.Name, p.Kind)
@@ -35,15 +42,11 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 		if deps.Secrets == nil {
 			continue
 		}
-		for _, ref := range p.Keys {
-			k, err := deps.Secrets.Resolve(ref)
-			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", p.Name, err)
-			}
-			if k != "" {
-				f.keys[p.Name] = append(f.keys[p.Name], k)
-			}
+		pool, err := newKeyPool(p, deps.Secrets, restingKeys, time.Now)
+		if err != nil {
+			return nil, err
 		}
+		f.pools[p.Name] = pool
 	}
 	return f, nil
 }
@@ -58,7 +61,7 @@ func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Atte
 		Provider:    p,
 		Model:       a.Target.Model,
 		ClientModel: x.RequestedModel(),
-		Key:         f.key(p.Name, a.N),
+		Key:         f.key(a),
 		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
 		Created:     x.Started.Unix(),
 	}
@@ -85,16 +88,6 @@ func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Atte
 	}
 	a.Translator, a.Upstream = tr, up
 	return nil
-}
-
-// key picks the provider key for an attempt; a pool rotates across
-// attempts so a retry does not reuse a key that was just refused.
-func (f *Filter) key(provider string, attempt int) string {
-	ks := f.keys[provider]
-	if len(ks) == 0 {
-		return ""
-	}
-	return ks[(attempt-1)%len(ks)]
 }
 
 // keptResponseHeaders are the provider headers a client may see; the rest
