@@ -44,13 +44,14 @@ type Server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	exchanges sync.Map // request ID → *live
+	metrics   *phaseMetrics
 }
 
 // New returns a server that reads the current runtime from rt on every new
 // request, so a reload applies to the next request and never to one in
 // flight.
 func New(rt func() *Runtime, log *slog.Logger) *Server {
-	return &Server{runtime: rt, log: log, now: time.Now}
+	return &Server{runtime: rt, log: log, now: time.Now, metrics: newPhaseMetrics()}
 }
 
 // live is an exchange in flight with the chain it runs.
@@ -103,12 +104,14 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			}
 			return err
 		}
+		start := s.now()
 		var resp *extprocv3.ProcessingResponse
 		switch v := req.Request.(type) {
 		case *extprocv3.ProcessingRequest_RequestHeaders:
 			if lv != nil {
 				return status.Error(codes.FailedPrecondition, "request headers twice")
 			}
+			ctx = withRequestID(ctx, v.RequestHeaders)
 			lv, resp = s.requestHeaders(ctx, v.RequestHeaders)
 		case *extprocv3.ProcessingRequest_RequestBody:
 			if lv == nil {
@@ -136,6 +139,8 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		default:
 			return status.Errorf(codes.Unimplemented, "unexpected message %T", v)
 		}
+		annotate(resp, lv)
+		s.metrics.observe(req, false, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
@@ -172,9 +177,11 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 			}
 			return err
 		}
+		start := s.now()
 		var resp *extprocv3.ProcessingResponse
 		switch v := req.Request.(type) {
 		case *extprocv3.ProcessingRequest_RequestHeaders:
+			ctx = withRequestID(ctx, v.RequestHeaders)
 			resp, lv, a = s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if a != nil && !a.Outcome.Done {
@@ -187,6 +194,7 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		default:
 			return status.Errorf(codes.FailedPrecondition, "unexpected message from the upstream filter: %T", req.Request)
 		}
+		s.metrics.observe(req, true, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
