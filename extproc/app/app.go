@@ -25,6 +25,7 @@ import (
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
@@ -46,6 +47,7 @@ type config struct {
 	logLevel  string
 	poll      time.Duration
 	redis     string
+	auditLog  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -58,6 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
 	fs.StringVar(&c.redis, "redis", "", "Redis address (host:port) shared by replicas; empty: embedded in-memory store for a single node")
+	fs.StringVar(&c.auditLog, "audit-log", "", "file the audit trail is appended to; empty: stderr, as lines with \"kind\":\"audit\"")
 	return c, fs.Parse(args)
 }
 
@@ -67,7 +70,12 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level(c.logLevel)})).With(slog.String("process", "extproc"))
+	log := slog.New(server.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level(c.logLevel)}))).With(slog.String("process", "extproc"))
+	trail, trailFile, err := audit.Open(c.auditLog, stderr, "extproc")
+	if err != nil {
+		return err
+	}
+	defer trailFile.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -112,7 +120,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
-			Ledger: usage, Usage: ledgerDB,
+			Ledger: usage, Usage: ledgerDB, Audit: trail,
 		})
 		if err != nil {
 			return nil, err
@@ -122,6 +130,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	p, err := policy.Load(c.configDir)
 	if err != nil {
 		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		trail.Config(ctx, c.configDir, "", err)
 		return err
 	}
 	db, writer, err := openLedger(ctx, p, reg, log)
@@ -148,10 +157,12 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var current atomic.Pointer[server.Runtime]
 	current.Store(rt)
 	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
+	trail.Config(ctx, c.configDir, p.Version, nil)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := server.New(current.Load, log)
+	reg.MustRegister(srv.Collector())
 	g := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.MaxSendMsgSize(maxMessageBytes),
@@ -194,10 +205,12 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 			current.Store(nrt)
 			reloads.WithLabelValues("extproc", "applied").Inc()
 			log.Info("policy applied", slog.String("version", np.Version))
+			trail.Config(ctx, c.configDir, np.Version, nil)
 			return nil
 		}, func(err error) {
 			reloads.WithLabelValues("extproc", "refused").Inc()
 			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
+			trail.Config(ctx, c.configDir, "", err)
 		})
 	}()
 

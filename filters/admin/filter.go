@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/openai"
@@ -31,6 +32,7 @@ type Filter struct {
 	health *health.Monitor
 	store  store.Store
 	log    *slog.Logger
+	trail  *audit.Logger
 	routes map[string]handler
 }
 
@@ -47,12 +49,13 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: log}
+	f := &Filter{health: deps.Health, store: deps.Store, log: log, trail: deps.Audit}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),
 		"POST fault/up":   f.fault(false),
 	}
+	maps.Copy(f.routes, usageRoutes(deps))
 	maps.Copy(f.routes, f.keyRoutes())
 	return f, nil
 }
@@ -117,11 +120,10 @@ func (f *Filter) match(method, path string) (handler, string) {
 	return nil, ""
 }
 
-// audit records an admin action, who did it and what changed.
+// audit records an admin action, who did it and what changed, in the
+// audit trail.
 func (f *Filter) audit(ctx context.Context, x *filters.Exchange, action string, attrs ...slog.Attr) {
-	f.log.LogAttrs(ctx, slog.LevelInfo, "audit", append([]slog.Attr{
-		slog.String("request_id", x.ID), slog.String("actor", "admin"), slog.String("action", action),
-	}, attrs...)...)
+	f.trail.Admin(ctx, x.ID, "admin", action, attrs...)
 }
 
 func decode(x *filters.Exchange, v any) error {

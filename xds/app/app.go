@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // validate routes' filters as ext_proc will
@@ -32,6 +33,7 @@ type config struct {
 	caFile    string
 	logLevel  string
 	poll      time.Duration
+	auditLog  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -45,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.caFile, "ca-file", resources.DefaultCACertFile, "CA bundle Envoy uses to verify https providers")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
+	fs.StringVar(&c.auditLog, "audit-log", "", "file the audit trail is appended to; empty: stderr, as lines with \"kind\":\"audit\"")
 	return c, fs.Parse(args)
 }
 
@@ -69,8 +72,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "policy %s is valid (version %s)\n", c.configDir, p.Version)
 		return nil
 	}
+	trail, trailFile, terr := audit.Open(c.auditLog, stderr, "xds")
+	if terr != nil {
+		return terr
+	}
+	defer trailFile.Close()
 	if err != nil {
 		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		trail.Config(ctx, c.configDir, "", err)
 		return err
 	}
 	reg := prometheus.NewRegistry()
@@ -85,6 +94,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("building the first snapshot: %w", err)
 	}
 	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
+	trail.Config(ctx, c.configDir, p.Version, nil)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -120,10 +130,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			reloads.WithLabelValues("xds", "applied").Inc()
 			log.Info("policy applied", slog.String("version", np.Version))
+			trail.Config(ctx, c.configDir, np.Version, nil)
 			return nil
 		}, func(err error) {
 			reloads.WithLabelValues("xds", "refused").Inc()
 			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
+			trail.Config(ctx, c.configDir, "", err)
 		})
 	}()
 
