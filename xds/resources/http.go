@@ -127,7 +127,7 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 		// request; Envoy only accepts x-envoy-* mutations when allowed.
 		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowEnvoy: wrapBool(true)},
 		MetadataOptions: &extprocv3.MetadataOptions{
-			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{RouteMetadataNS}},
+			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{RouteMetadataNS, AccessLogMetadataNS}},
 		},
 	}
 }
@@ -235,8 +235,12 @@ func accessLog() *accesslogv3.AccessLog {
 		"upstream":    "%UPSTREAM_CLUSTER%",
 		"attempts":    "%UPSTREAM_REQUEST_ATTEMPT_COUNT%",
 		"bytes_sent":  "%BYTES_SENT%",
-		"model":       "%RESP(X-MODEL-USED)%",
-		"provider":    "%RESP(X-PROVIDER-USED)%",
+	}
+	// Who called and what it cost, from ext_proc's dynamic metadata; absent
+	// (null) when the client left before the answer's end.
+	for _, k := range []string{"tenant", "app", "key", "route", "requested_model", "model", "provider",
+		"input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd", "usage_estimated"} {
+		fields[k] = "%DYNAMIC_METADATA(" + AccessLogMetadataNS + ":" + k + ")%"
 	}
 	return &accesslogv3.AccessLog{
 		Name: "envoy.access_loggers.stdout",

@@ -21,6 +21,10 @@ const (
 	PhaseHeader      = "x-switchyard-phase"
 	RouteMetadataNS  = "switchyard.route"
 	LocalReplyHeader = "x-switchyard-envoy-reply"
+
+	// AccessLogMetadataNS carries what a request was and cost, from
+	// ext_proc's last message, to the access log.
+	AccessLogMetadataNS = "switchyard"
 )
 
 // Options are settings of the control plane process, not of the policy.
