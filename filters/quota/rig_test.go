@@ -86,6 +86,12 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -165,13 +171,16 @@ type rig struct {
 	seq    int
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigFor(t, testPolicy, t0) }
+
+// newRigFor builds a rig for another policy, its clock at start.
+func newRigFor(t *testing.T, yaml string, start time.Time) *rig {
 	t.Helper()
-	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(testPolicy)}})
+	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(yaml)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, clock: &fakeClock{t: t0}, pol: p, reg: prometheus.NewRegistry(), chains: map[string]*filters.Chain{}}
+	r := &rig{t: t, clock: &fakeClock{t: start}, pol: p, reg: prometheus.NewRegistry(), chains: map[string]*filters.Chain{}}
 	r.mem = store.NewMemory(store.Options{Clock: r.clock})
 	r.st = &flaky{Store: r.mem}
 	r.spool = store.NewSpooler(r.st, 100, nil)

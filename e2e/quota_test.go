@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/filters/translate"
+)
+
+const teamKey = "sk-local-team"
+
+// answer is one HTTP exchange with the gateway, as the client saw it.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a answer) code() string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(a.body, &e)
+	return e.Error.Code
+}
+
+// usage is the usage block of a chat completion.
+func (a answer) usage() filters.Usage {
+	var r struct {
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			CompletionTokens    int `json:"completion_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal(a.body, &r)
+	return filters.Usage{Known: true, PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, CachedTokens: r.Usage.PromptTokensDetails.CachedTokens}
+}
+
+// fresh sends every request on a new connection, so the kernel spreads
+// them across the replicas that share the listener port.
+var fresh = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// chatAs sends one chat completion with key and returns the answer.
+func chatAs(t *testing.T, c *http.Client, s *harness.Stack, key, model string, maxTokens int, header ...string) answer {
+	t.Helper()
+	body := fmt.Sprintf(`{"model":%q,"max_tokens":%d,"messages":[{"role":"user","content":"how are budgets kept?"}]}`, model, maxTokens)
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Errorf("chat completion: %v", err)
+		return answer{}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// burst sends n requests from workers goroutines and returns the answers.
+func burst(n, workers int, send func() answer) []answer {
+	out := make([]answer, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = send()
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// TestQuotaSeedScenario: 200 quick requests from the small team tenant
+// produce 429s with the rate-limit headers, while the demo tenant, sending
+// at the same time, is not refused once.
+func TestQuotaSeedScenario(t *testing.T) {
+	var team, demo []answer
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		team = burst(200, 20, func() answer { return chatAs(t, http.DefaultClient, shared, teamKey, "gpt-4o-mini", 16) })
+	}()
+	go func() {
+		defer wg.Done()
+		demo = burst(60, 6, func() answer { return chatAs(t, http.DefaultClient, shared, demoKey, "gpt-4o-mini", 16) })
+	}()
+	wg.Wait()
+
+	counts := map[string]int{}
+	for _, a := range team {
+		counts[strconv.Itoa(a.status)+" "+a.code()]++
+	}
+	if counts["200 "] == 0 || counts["429 rate_limit_exceeded"] == 0 || counts["200 "]+counts["429 rate_limit_exceeded"] != 200 {
+		t.Errorf("team: %v; want some served and the rest refused with 429 rate_limit_exceeded", counts)
+	}
+	for _, a := range demo {
+		if a.status != http.StatusOK {
+			t.Fatalf("demo was refused while team was limited: %d %s", a.status, a.body)
+		}
+	}
+
+	// The headers of every refusal, and of answers served.
+	for _, a := range team {
+		h := a.header
+		if a.status == http.StatusTooManyRequests {
+			if n, err := strconv.Atoi(h.Get("Retry-After")); err != nil || n < 1 || n > 60 {
+				t.Errorf("retry-after %q, want 1..60 seconds", h.Get("Retry-After"))
+			}
+			if got := h.Get("X-Ratelimit-Remaining-Requests"); got != "0" {
+				t.Errorf("a refusal says %q requests remain, want 0", got)
+			}
+			// The tightest request limit: the bucket of 5 or the 60 a minute.
+			if got := h.Get("X-Ratelimit-Limit-Requests"); got != "5" && got != "60" {
+				t.Errorf("x-ratelimit-limit-requests %q, want 5 or 60", got)
+			}
+		}
+		if got := h.Get("X-Ratelimit-Limit-Tokens"); got != "20000" {
+			t.Errorf("%d answer: x-ratelimit-limit-tokens %q, want 20000", a.status, got)
+		}
+		if n, err := strconv.Atoi(h.Get("X-Ratelimit-Remaining-Tokens")); err != nil || n < 0 || n > 20000 {
+			t.Errorf("%d answer: x-ratelimit-remaining-tokens %q, want 0..20000", a.status, h.Get("X-Ratelimit-Remaining-Tokens"))
+		}
+		if a.status == http.StatusOK && h.Get("X-Ratelimit-Remaining-Requests") == "" {
+			t.Error("a served answer has no x-ratelimit-remaining-requests")
+		}
+	}
+}
+
+// TestQuotaBudgetRefusal: a key whose budget cannot cover a request's worst
+// case gets 429 insufficient_quota that names the budget, says not to
+// retry, and says when the budget renews.
+func TestQuotaBudgetRefusal(t *testing.T) {
+	code, b := admin(t, shared, http.MethodPost, "/admin/keys",
+		`{"tenant":"demo","name":"e2e-penny","budget_usd":{"daily":0.00001}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("issuing a key: %d %s", code, b)
+	}
+	var issued struct{ Key string }
+	_ = json.Unmarshal(b, &issued)
+	a := chatAs(t, http.DefaultClient, shared, issued.Key, "gpt-4o-mini", 100)
+	if a.status != http.StatusTooManyRequests || a.code() != "insufficient_quota" {
+		t.Fatalf("got %d %s, want 429 insufficient_quota", a.status, a.body)
+	}
+	if !strings.Contains(string(a.body), "daily budget of key e2e-penny of tenant demo is exhausted") {
+		t.Errorf("the message does not name the budget and period: %s", a.body)
+	}
+	if a.header.Get("X-Should-Retry") != "false" || a.header.Get("Retry-After") == "" {
+		t.Errorf("x-should-retry %q, retry-after %q; want false and the time to midnight",
+			a.header.Get("X-Should-Retry"), a.header.Get("Retry-After"))
+	}
+	if a.header.Get("X-Ratelimit-Limit-Requests") == "" || a.header.Get("X-Ratelimit-Limit-Tokens") == "" {
+		t.Errorf("a budget refusal lacks the rate-limit headers: %v", a.header)
+	}
+}
+
+// tightTenant is a tenant with a budget small enough for a few dozen
+// requests, refused rather than served unchecked if Redis is unreachable.
+const tightTenant = `
+tenants:
+  - name: demo
+    keys:
+      - {name: demo-key, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}
+  - name: tight
+    budget_usd: {daily: 0.0005, on_store_outage: closed}
+    keys:
+      - {name: tight-key, sha256: %s}
+`
+
+// TestQuotaBudgetAcrossReplicas: two Envoys and two ext_procs share one
+// Redis; hundreds of concurrent requests spend a small budget. What is
+// committed never exceeds the budget, nothing stays reserved once they
+// end, and what is committed is exactly what the answers' usage cost.
+func TestQuotaBudgetAcrossReplicas(t *testing.T) {
+	const key = "sk-e2e-tight"
+	sum := sha256.Sum256([]byte(key))
+	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]))}}
+	s := startStack(t, o)
+	pol, err := policy.Load(s.PolicyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := pol.Tenants[1].Budget.DailyMicros
+
+	answers := burst(400, 200, func() answer { return chatAs(t, fresh, s, key, "gpt-4o-mini", 10) })
+
+	var served, refused int
+	var billed int64
+	replicas := map[string]bool{}
+	for _, a := range answers {
+		switch {
+		case a.status == http.StatusOK:
+			served++
+			m := pol.Model(a.header.Get("X-Model-Used"))
+			if m == nil {
+				t.Fatalf("served by an unknown model %q", a.header.Get("X-Model-Used"))
+			}
+			billed += translate.Cost(m.Price, a.usage())
+			replicas[replicaOf(t, s, a.header.Get("X-Request-Id"))] = true
+		case a.status == http.StatusTooManyRequests && a.code() == "insufficient_quota":
+			refused++
+		default:
+			t.Errorf("unexpected answer %d %s", a.status, a.body)
+		}
+	}
+	if served == 0 || refused == 0 {
+		t.Fatalf("served %d, refused %d: the budget should run out part way", served, refused)
+	}
+	if len(replicas) != 2 {
+		t.Errorf("served by replicas %v; want both", replicas)
+	}
+
+	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
+	defer rc.Close()
+	st := store.NewRedis(rc, store.Options{})
+	line := store.BudgetLine{Scope: store.Scope{Tenant: "tight"}, Period: store.Daily, Limit: budget}
+	var b store.BudgetState
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if b, err = st.Budget(context.Background(), line); err != nil {
+			t.Fatal(err)
+		}
+		if b.Reserved == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("served %d, refused %d; budget %d, spent %d, billed %d micro-USD", served, refused, budget, b.Spent, billed)
+	if b.Reserved != 0 {
+		t.Errorf("%d micro-USD still reserved after every request ended, want 0", b.Reserved)
+	}
+	if b.Spent > budget {
+		t.Errorf("spent %d micro-USD of a %d budget", b.Spent, budget)
+	}
+	if b.Spent != billed {
+		t.Errorf("spent %d micro-USD, but the answers' usage costs %d", b.Spent, billed)
+	}
+	if logged := loggedCost(t, s, "tight"); logged != b.Spent {
+		t.Errorf("the usage records add up to %d micro-USD, the budget says %d were spent", logged, b.Spent)
+	}
+}
+
+// replicaOf names the ext_proc whose log mentions a request.
+func replicaOf(t *testing.T, s *harness.Stack, requestID string) string {
+	t.Helper()
+	for i := range s.Replicas {
+		name := "extproc-" + strconv.Itoa(i)
+		if strings.Contains(s.Log(name), `"request_id":"`+requestID+`"`) {
+			return name
+		}
+	}
+	return "none"
+}
+
+// loggedCost adds up the cost of a tenant's usage records in every
+// replica's log.
+func loggedCost(t *testing.T, s *harness.Stack, tenant string) int64 {
+	t.Helper()
+	var total int64
+	for i := range s.Replicas {
+		f, err := os.Open(filepath.Join(s.Dir, "extproc-"+strconv.Itoa(i)+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var rec struct {
+				Msg    string `json:"msg"`
+				Tenant string `json:"tenant"`
+				Cost   int64  `json:"cost_micros"`
+			}
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "usage" && rec.Tenant == tenant {
+				total += rec.Cost
+			}
+		}
+		f.Close()
+	}
+	return total
+}
+
+// TestQuotaKeyLifecycleAcrossReplicas: a key issued through one replica's
+// admin API works on both; rotated, its old secret is refused on both;
+// revoked, it is refused on both at once.
+func TestQuotaKeyLifecycleAcrossReplicas(t *testing.T) {
+	s := startStack(t, harness.Options{Replicas: 2})
+	code, b := admin(t, s, http.MethodPost, "/admin/keys", `{"tenant":"demo","name":"e2e-ci","app":"demo"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("issue: %d %s", code, b)
+	}
+	var issued struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(b, &issued)
+
+	// expect sends 20 requests on fresh connections and wants every one
+	// answered with status, by both replicas between them.
+	expect := func(step, key string, status int) {
+		t.Helper()
+		seen := map[string]bool{}
+		for range 20 {
+			a := chatAs(t, fresh, s, key, "gpt-4o-mini", 5)
+			if a.status != status {
+				t.Fatalf("%s: got %d %s, want %d", step, a.status, a.body, status)
+			}
+			seen[replicaOf(t, s, a.header.Get("X-Request-Id"))] = true
+		}
+		if !seen["extproc-0"] || !seen["extproc-1"] {
+			t.Errorf("%s: answered by %v; want both replicas", step, seen)
+		}
+	}
+	expect("issued", issued.Key, http.StatusOK)
+
+	code, b = admin(t, s, http.MethodGet, "/admin/keys?tenant=demo", "")
+	if code != http.StatusOK || !strings.Contains(string(b), `"name":"e2e-ci"`) || strings.Contains(string(b), issued.Key) {
+		t.Errorf("list: %d %s; want the key listed without its secret", code, b)
+	}
+
+	code, b = admin(t, s, http.MethodPost, "/admin/keys/e2e-ci/rotate?tenant=demo", "")
+	var rotated struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(b, &rotated)
+	if code != http.StatusOK || rotated.Key == "" {
+		t.Fatalf("rotate: %d %s", code, b)
+	}
+	expect("rotated out", issued.Key, http.StatusUnauthorized)
+	expect("rotated in", rotated.Key, http.StatusOK)
+
+	if code, b := admin(t, s, http.MethodDelete, "/admin/keys/e2e-ci?tenant=demo", ""); code != http.StatusOK {
+		t.Fatalf("revoke: %d %s", code, b)
+	}
+	expect("revoked", rotated.Key, http.StatusUnauthorized)
+
+	for i := range s.Replicas {
+		log := s.Log("extproc-" + strconv.Itoa(i))
+		if strings.Contains(log, issued.Key) || strings.Contains(log, rotated.Key) {
+			t.Errorf("extproc-%d logged a virtual key", i)
+		}
+	}
+}
