@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -92,19 +93,9 @@ func (d demand) fitting(plan []filters.Target, limit int64, inOrder bool) []filt
 		}
 	}
 	if !inOrder {
-		slices.SortStableFunc(out, func(a, b filters.Target) int { return compare(d.worst(a.Model), d.worst(b.Model)) })
+		slices.SortStableFunc(out, func(a, b filters.Target) int { return cmp.Compare(d.worst(a.Model), d.worst(b.Model)) })
 	}
 	return out
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // budgetLines are the budget lines of every scope of the caller.
@@ -251,29 +242,37 @@ func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) 
 		f.settled(ctx, x, out, err)
 	case a.unreserved && x.Usage.Known && x.Usage.CostMicros > 0 && !a.refused:
 		if a.uncertain {
-			// The failed Reserve may have landed after all.
-			cctx, cancel := f.call(ctx)
-			_, _ = f.store.Release(cctx, a.resv)
-			cancel()
+			f.release(ctx, a) // the Reserve that failed may have landed after all
 		}
-		id := store.ReservationID{Tenant: a.resv.Tenant, Request: a.resv.Request + ".spend"}
-		if f.spool == nil {
-			f.settled(ctx, x, 0, errors.New("no spooler: spend admitted during a store outage is not recorded"))
-			return
-		}
-		cctx, cancel := f.call(ctx)
-		out, err := f.spool.Record(cctx, id, a.lines, x.Usage.CostMicros)
-		cancel()
-		if out == store.OutcomeCommitted {
-			out = 0
-			f.metrics.settled.WithLabelValues("recorded").Inc()
-		}
-		f.settled(ctx, x, out, err)
+		f.record(ctx, x, a)
 	case a.uncertain:
-		cctx, cancel := f.call(ctx)
-		_, _ = f.store.Release(cctx, a.resv)
-		cancel()
+		f.release(ctx, a)
 	}
+}
+
+// release gives back a reservation that may or may not exist.
+func (f *Filter) release(ctx context.Context, a *admission) {
+	cctx, cancel := f.call(ctx)
+	defer cancel()
+	_, _ = f.store.Release(cctx, a.resv)
+}
+
+// record writes the spend of a request admitted while the store was down,
+// under a fresh ID: the failed reservation's may exist, released.
+func (f *Filter) record(ctx context.Context, x *filters.Exchange, a *admission) {
+	if f.spool == nil {
+		f.settled(ctx, x, 0, errors.New("no spooler: spend admitted during a store outage is not recorded"))
+		return
+	}
+	id := store.ReservationID{Tenant: a.resv.Tenant, Request: a.resv.Request + ".spend"}
+	cctx, cancel := f.call(ctx)
+	defer cancel()
+	out, err := f.spool.Record(cctx, id, a.lines, x.Usage.CostMicros)
+	if err == nil && out == store.OutcomeCommitted {
+		f.metrics.settled.WithLabelValues("recorded").Inc()
+		return
+	}
+	f.settled(ctx, x, out, err)
 }
 
 func (f *Filter) commit(ctx context.Context, x *filters.Exchange, a *admission) {

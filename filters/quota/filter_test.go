@@ -31,6 +31,7 @@ func TestRefusals(t *testing.T) {
 		wantHeaders map[string]string
 		wantRefusal [4]string // tenant, app, scope, limit
 		wantPlan    []string
+		wantOutage  [3]string // tenant, limit, decision counted once
 	}{
 		{
 			name: "tenant token bucket", key: "sk-acme", body: chat("big", 100), before: 3,
@@ -137,11 +138,11 @@ func TestRefusals(t *testing.T) {
 			name: "store down, limits that fail closed", setup: func(r *rig) { r.st.down.Store(true) }, key: "sk-closed", body: chat("small", 10),
 			wantStatus: 503, wantCode: "quota_unavailable", wantMsg: "cannot check your rate limit right now",
 			wantHeaders: map[string]string{"retry-after": "1"},
-			wantRefusal: [4]string{"closed", "", "tenant", "store_outage"},
+			wantRefusal: [4]string{"closed", "", "tenant", "store_outage"}, wantOutage: [3]string{"closed", "windows", "closed"},
 		},
 		{
 			name: "store down, limits that fail open", setup: func(r *rig) { r.st.down.Store(true) }, key: "sk-acme", body: chat("small", 10),
-			wantPlan: []string{"small", "big"},
+			wantPlan: []string{"small", "big"}, wantOutage: [3]string{"acme", "budget", "open"},
 		},
 		{
 			name: "embeddings are priced on their input", setup: func(r *rig) { r.spend("acme", 9_999) }, key: "sk-acme",
@@ -170,6 +171,11 @@ func TestRefusals(t *testing.T) {
 				r.clock.Advance(tc.step)
 			}
 			x, err := r.send(tc.key, tc.body, hdr...)
+			if o := tc.wantOutage; o[0] != "" {
+				if got := value(t, metricsFor(r.reg).outages.WithLabelValues(o[0], o[1], o[2])); got != 1 {
+					t.Errorf("outage decisions%v = %v, want 1", o, got)
+				}
+			}
 			if tc.wantStatus == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -226,24 +232,26 @@ func TestSettle(t *testing.T) {
 		wantTPM   int64 // the tenant's tokens-per-minute window after Done
 		wantRPM   int64
 		wantSpool int
+		// wantOutcome is how the reservation was settled.
+		wantOutcome string
 	}{
 		{
 			name: "success commits the actual cost", key: "sk-acme", body: chat("big", 100), attempt: true,
 			usage:     filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 50, CostMicros: 1_580},
-			wantSpent: 1_580, wantTPM: 58, wantRPM: 1,
+			wantSpent: 1_580, wantTPM: 58, wantRPM: 1, wantOutcome: "committed",
 		},
 		{
 			name: "provider error releases everything", key: "sk-acme", body: chat("big", 100), attempt: true,
-			cause: errors.New("503 every provider failed"), wantRPM: 1,
+			cause: errors.New("503 every provider failed"), wantRPM: 1, wantOutcome: "released",
 		},
 		{
 			name: "a cut stream commits what it used", key: "sk-acme", body: chat("big", 100), attempt: true,
 			usage: filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 20, CostMicros: 680}, cause: errClientGone,
-			wantSpent: 680, wantTPM: 28, wantRPM: 1,
+			wantSpent: 680, wantTPM: 28, wantRPM: 1, wantOutcome: "committed",
 		},
 		{
 			name: "a client that leaves before the answer costs nothing", key: "sk-acme", body: chat("big", 100), attempt: true,
-			cause: errClientGone, wantRPM: 1,
+			cause: errClientGone, wantRPM: 1, wantOutcome: "released",
 		},
 		{
 			name: "a request quota refused gives its windows back", key: "sk-acme", body: chat("big", 100),
@@ -252,13 +260,13 @@ func TestSettle(t *testing.T) {
 		{
 			name: "a commit during an outage is spooled, then written", key: "sk-acme", body: chat("big", 100), attempt: true,
 			usage:  filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 50, CostMicros: 1_580},
-			downAt: true, wantSpent: 1_580, wantTPM: 108, wantRPM: 1, wantSpool: 1,
+			downAt: true, wantSpent: 1_580, wantTPM: 108, wantRPM: 1, wantSpool: 1, wantOutcome: "spooled",
 		},
 		{
 			name: "spend admitted during an outage is recorded when the store is back", key: "sk-acme", body: chat("big", 100), attempt: true,
 			setup:     func(r *rig) { r.st.down.Store(true) },
 			usage:     filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 50, CostMicros: 1_580},
-			wantSpent: 1_580, wantSpool: 1,
+			wantSpent: 1_580, wantSpool: 1, wantOutcome: "spooled",
 		},
 	}
 	for _, tc := range tests {
@@ -282,6 +290,11 @@ func TestSettle(t *testing.T) {
 				r.st.down.Store(true)
 			}
 			r.finish(x, tc.usage, cause)
+			if tc.wantOutcome != "" {
+				if got := value(t, metricsFor(r.reg).settled.WithLabelValues(tc.wantOutcome)); got != 1 {
+					t.Errorf("settlements{outcome=%q} = %v, want 1", tc.wantOutcome, got)
+				}
+			}
 			if got := r.spool.Len(); got != tc.wantSpool {
 				t.Errorf("spooled %d, want %d", got, tc.wantSpool)
 			}
