@@ -118,7 +118,18 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	} else if x.Response.Streaming {
 		lv.streaming = true
 		remove = append(remove, "content-length")
-		resp.ModeOverride = &httpextprocv3.ProcessingMode{ResponseBodyMode: httpextprocv3.ProcessingMode_STREAMED}
+		// Envoy takes an override only when it equals one of the filter's
+		// allowed_override_modes field by field (xds/resources), so the
+		// whole mode is spelt out; a partial one is ignored and the answer
+		// stays buffered to its end.
+		resp.ModeOverride = &httpextprocv3.ProcessingMode{
+			RequestHeaderMode:   httpextprocv3.ProcessingMode_SEND,
+			RequestBodyMode:     httpextprocv3.ProcessingMode_BUFFERED,
+			RequestTrailerMode:  httpextprocv3.ProcessingMode_SKIP,
+			ResponseHeaderMode:  httpextprocv3.ProcessingMode_SEND,
+			ResponseBodyMode:    httpextprocv3.ProcessingMode_STREAMED,
+			ResponseTrailerMode: httpextprocv3.ProcessingMode_SKIP,
+		}
 	}
 	c.HeaderMutation = mutation(set, remove)
 	return resp
