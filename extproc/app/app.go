@@ -82,6 +82,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
 	}, []string{"process", "result"})
 	reg.MustRegister(reloads)
+	// Both series exist from the start, so a dashboard shows 0, not nothing.
+	reloads.WithLabelValues("extproc", "applied")
+	reloads.WithLabelValues("extproc", "refused")
 
 	storeMetrics := store.NewMetrics()
 	reg.MustRegister(storeMetrics)

@@ -88,6 +88,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
 	}, []string{"process", "result"})
 	reg.MustRegister(reloads)
+	// Both series exist from the start, so a dashboard shows 0, not nothing.
+	reloads.WithLabelValues("xds", "applied")
+	reloads.WithLabelValues("xds", "refused")
 
 	cp := controlplane.New(resources.Options{AccessLog: c.accessLog, CACertFile: c.caFile}, log)
 	if err := cp.Apply(ctx, p); err != nil {
