@@ -245,7 +245,7 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	// then what is left cannot cover one more request's worst case.
 	var served, refused, unchecked, rounds int
 	var billed int64
-	replicas := map[string]bool{}
+	var servedIDs []string
 	var b store.BudgetState
 	for roundServed := -1; roundServed != 0 && rounds < 20; rounds++ {
 		roundServed = 0
@@ -259,7 +259,7 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 					t.Fatalf("served by an unknown model %q", a.header.Get("X-Model-Used"))
 				}
 				billed += translate.Cost(m.Price, a.usage())
-				replicas[replicaOf(t, s, a.header.Get("X-Request-Id"))] = true
+				servedIDs = append(servedIDs, a.header.Get("X-Request-Id"))
 			case a.status == http.StatusTooManyRequests && a.code() == "insufficient_quota":
 				refused++
 			case a.status == http.StatusServiceUnavailable && a.code() == "quota_unavailable":
@@ -282,7 +282,11 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	if served == 0 || refused == 0 {
 		t.Fatalf("served %d, refused %d: the budget should run out part way", served, refused)
 	}
-	if len(replicas) != 2 {
+	replicas := map[string]bool{}
+	for _, id := range servedIDs {
+		replicas[replicaOf(t, s, id)] = true
+	}
+	if len(replicas) != 2 || !replicas["extproc-0"] || !replicas["extproc-1"] {
 		t.Errorf("served by replicas %v; want both", replicas)
 	}
 	if worst := worstCase(t, pol, quotaBody("gpt-4o-mini", 10)); budget-b.Spent >= worst {
@@ -314,16 +318,21 @@ func worstCase(t *testing.T, pol *policy.Policy, body string) int64 {
 	return worst
 }
 
-// replicaOf names the ext_proc whose log mentions a request.
+// replicaOf names the ext_proc whose log mentions a request. A request is
+// logged when it ends, which can be just after its client has the answer.
 func replicaOf(t *testing.T, s *harness.Stack, requestID string) string {
 	t.Helper()
-	for i := range s.Replicas {
-		name := "extproc-" + strconv.Itoa(i)
-		if strings.Contains(s.Log(name), `"request_id":"`+requestID+`"`) {
-			return name
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for i := range s.Replicas {
+			name := "extproc-" + strconv.Itoa(i)
+			if strings.Contains(s.Log(name), `"request_id":"`+requestID+`"`) {
+				return name
+			}
+		}
+		if time.Now().After(deadline) {
+			return "none"
 		}
 	}
-	return "none"
 }
 
 // loggedCost adds up the cost of a tenant's usage records in every
