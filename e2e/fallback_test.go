@@ -23,10 +23,16 @@ var (
 
 // fallbackStack serves configs/local for the tests that fail providers;
 // they run one at a time since a fault hits every request to a provider.
+// Its health monitor never takes a provider out (no breaker, no window
+// verdicts), so each test sees Envoy's fallback alone whatever the tests
+// before it failed; breakers have their own tests (routing_test.go).
 func fallbacks(t *testing.T) *harness.Stack {
 	t.Helper()
 	fallbackOnce.Do(func() {
-		fallbackStack, fallbackErr = harness.Start(context.Background(), harness.Options{})
+		fallbackStack, fallbackErr = harness.Start(context.Background(), withHealth(t, `
+    min_samples: 1000000
+    breaker: {consecutive_failures: 0, failure_ratio: 0}
+`))
 		if fallbackErr == nil {
 			cleanups = append(cleanups, fallbackStack.Close)
 		}

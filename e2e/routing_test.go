@@ -27,13 +27,7 @@ const adminKey = "sk-local-admin"
 // error rate needs more samples than the test sends, so the breaker, not
 // the window, is what takes the provider out.
 func fastHealth(t *testing.T) harness.Options {
-	t.Helper()
-	root, _ := harness.ModuleRoot()
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return harness.Options{Overlay: map[string]string{"gateway.yaml": string(gw) + `  health:
+	return withHealth(t, `
     min_samples: 100000
     breaker:
       consecutive_failures: 3
@@ -44,7 +38,19 @@ func fastHealth(t *testing.T) harness.Options {
       steps: [0.10, 0.50, 1.00]
       stable_period: 3s
       max_canary: 60s
-`}}
+`)
+}
+
+// withHealth is configs/local with a gateway.health section (YAML indented
+// under it) appended to gateway.yaml.
+func withHealth(t *testing.T, health string) harness.Options {
+	t.Helper()
+	root, _ := harness.ModuleRoot()
+	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return harness.Options{Overlay: map[string]string{"gateway.yaml": string(gw) + "  health:" + health}}
 }
 
 func admin(t *testing.T, s *harness.Stack, method, path, body string) (int, []byte) {
