@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -140,15 +141,25 @@ func user(x *filters.Exchange) string {
 
 // AttemptDone implements [filters.AttemptDoneHook]: every attempt's
 // outcome, including the ones Envoy retried, feeds the health monitor.
+//
+// A streamed answer that started well is observed in Done instead, once
+// its time to first token is known.
 func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.Attempt) {
-	if f.health == nil {
+	if f.health == nil || (streamed(x) && !a.Outcome.Failed()) {
 		return
 	}
+	f.observe(x, a, 0)
+}
+
+func streamed(x *filters.Exchange) bool { return x.Chat != nil && x.Chat.Stream }
+
+func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Duration) {
 	o := health.Observation{
 		Provider: a.Target.Provider().Name,
 		Model:    a.Target.Model.Name,
 		Status:   a.Outcome.Status,
 		Latency:  a.Outcome.Latency,
+		TTFT:     ttft,
 		Quota:    health.QuotaFromHeaders(a.Outcome.Header.Get),
 		Key:      HashID(x.ID),
 	}
@@ -215,6 +226,13 @@ func describe(o filters.Outcome) string {
 // that served them.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	a := x.LastAttempt()
+	if f.health != nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && streamed(x) {
+		var ttft time.Duration
+		if !x.Sent.FirstToken.IsZero() {
+			ttft = x.Sent.FirstToken.Sub(a.Started)
+		}
+		f.observe(x, a, ttft)
+	}
 	if cause == nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && x.Chat != nil && f.sticky != nil {
 		f.sticky.Set(f.router.route.Name, user(x), a.Target.Model.Name, f.router.route.Routing.Stickiness)
 	}

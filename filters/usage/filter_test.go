@@ -237,6 +237,7 @@ func TestDone(t *testing.T) {
 	x.Response = filters.Response{Status: 200}
 	x.Sent = filters.Sent{FirstToken: t0.Add(time.Second), Complete: true}
 	x.Usage = filters.Usage{Known: true, PromptTokens: 100, CompletionTokens: 50, CostMicros: 1050}
+	x.Routing.Split = "claude"
 	f.Done(ctx, x, nil)
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -263,6 +264,7 @@ func TestDone(t *testing.T) {
 		{"output tokens", f.metrics.tokens.WithLabelValues("acme", "web", "claude", "an", "output"), 50},
 		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503"), 1},
 		{"routing decision", f.metrics.decisions.WithLabelValues("chat", "strategy", "cost-optimized"), 1},
+		{"traffic split arm", f.metrics.split.WithLabelValues("chat", "claude", "claude"), 1},
 	}
 	for _, tt := range metricTests {
 		var m dto.Metric

@@ -34,6 +34,7 @@ type metrics struct {
 	cost      *prometheus.CounterVec
 	fallbacks *prometheus.CounterVec
 	decisions *prometheus.CounterVec
+	split     *prometheus.CounterVec
 	estimated *prometheus.CounterVec
 
 	tokenUsage *prometheus.HistogramVec
@@ -71,6 +72,9 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_routing_decisions_total", Help: "Routing decisions, by route, kind (client: the model the client named; rule; strategy) and the rule's or strategy's name.",
 		}, []string{"route", "kind", "name"}),
+		split: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_split_requests_total", Help: "Auto-routed requests of a route with a traffic split, by route and arm (the candidate model, or control), with the model that served.",
+		}, []string{"route", "arm", "model"}),
 		estimated: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_estimated_total", Help: "Requests billed from the gateway's token estimate because the provider's count never arrived, by tenant and model.",
 		}, []string{"tenant", "model"}),
@@ -88,7 +92,7 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 		}, genAILabels),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.estimated, m.tokenUsage, m.duration, m.firstToken)
+		reg.MustRegister(m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.tokenUsage, m.duration, m.firstToken)
 	}
 	byReg[reg] = m
 	return m
@@ -109,6 +113,9 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	if x.RouteReason != "" {
 		kind, name := decision(x.RouteReason)
 		m.decisions.WithLabelValues(r.Route, kind, name).Inc()
+	}
+	if x.Routing.Split != "" {
+		m.split.WithLabelValues(r.Route, x.Routing.Split, r.ServedModel).Inc()
 	}
 	op := operation(x)
 	if op == "" {
