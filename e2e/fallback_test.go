@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -129,6 +132,44 @@ func TestAllProvidersDown(t *testing.T) {
 	for _, want := range []string{"attempt 1 openai/gpt-4o-mini: 503", "attempt 2 anthropic/claude-3-5-haiku: 503", "attempt 3 gemini/gemini-2.0-flash: 503"} {
 		if !strings.Contains(apiErr.Message, want) {
 			t.Errorf("message %q lacks %q", apiErr.Message, want)
+		}
+	}
+}
+
+// TestFirstByteTimeoutFailsOver: a provider that accepts the request but
+// sends nothing within the route's per-try idle timeout is failed over to
+// the next model, for a whole and a streamed answer.
+func TestFirstByteTimeoutFailsOver(t *testing.T) {
+	root, _ := harness.ModuleRoot()
+	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.Replace(string(routes), "    api: chat_completions\n", "    api: chat_completions\n    per_try_idle_timeout: 1s\n", 1)
+	if short == string(routes) {
+		t.Fatal("routes.yaml has no chat route to shorten")
+	}
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": short}})
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(5 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		var resp *http.Response
+		c := client(s, demoKey)
+		params := openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("are you there")}}
+		if stream {
+			st := c.Chat.Completions.NewStreaming(context.Background(), params, option.WithResponseInto(&resp))
+			for st.Next() {
+			}
+			err = st.Err()
+		} else {
+			_, err = c.Chat.Completions.New(context.Background(), params, option.WithResponseInto(&resp))
+		}
+		if err != nil {
+			t.Fatalf("stream=%v: %v", stream, err)
+		}
+		if got := resp.Header.Get("X-Model-Used"); got != "claude-3-5-haiku" {
+			t.Errorf("stream=%v: served by %q; want the fallback after the 1s per-try timeout", stream, got)
 		}
 	}
 }

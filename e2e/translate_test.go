@@ -246,7 +246,7 @@ func TestImagePartEveryKind(t *testing.T) {
 
 func TestEmbeddings(t *testing.T) {
 	s := allKinds(t)
-	for _, model := range []string{"oa-embed", "gem-embed"} {
+	for _, model := range []string{"oa-embed", "compat-embed", "gem-embed"} {
 		t.Run(model, func(t *testing.T) {
 			t.Parallel()
 			c := client(s, demoKey)
