@@ -2,13 +2,14 @@ package store
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyard/switchyard/filters/quota/store/redistest"
 )
 
 // TestRedisClusterConformance runs the suite on a one-node Redis Cluster
@@ -16,16 +17,16 @@ import (
 // touches against the slot of its declared keys, so this proves the hash-tag
 // layout: a script reaching outside its slot fails with a cross-slot error.
 func TestRedisClusterConformance(t *testing.T) {
-	srv, err := newRedisServer()
+	srv, err := redistest.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", srv.dir + "/nodes.conf"}
-	t.Cleanup(func() { srv.kill(); _ = os.RemoveAll(srv.dir) })
-	if err := srv.start(); err != nil {
+	srv.Extra = []string{"--cluster-enabled", "yes", "--cluster-config-file", srv.Dir() + "/nodes.conf"}
+	t.Cleanup(srv.Close)
+	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	admin := redis.NewClient(&redis.Options{Addr: srv.addr()})
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	ctx := context.Background()
 	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
@@ -42,7 +43,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	}
 
 	t.Run("cross-slot access is refused", func(t *testing.T) {
-		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr()}})
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 		defer c.Close()
 		err := c.Eval(ctx, "#!lua\nredis.call('SET', KEYS[1], 1)\nredis.call('SET', 'elsewhere', 1)\nreturn 1", []string{"here"}).Err()
 		if err == nil || !strings.Contains(err.Error(), "same slot") {
@@ -53,7 +54,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	runConformance(t, func(t *testing.T) func(Clock) Store {
 		prefix := "c" + strconv.FormatInt(namespaces.Add(1), 10)
 		return func(clock Clock) Store {
-			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr()}})
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 			t.Cleanup(func() { _ = c.Close() })
 			return NewRedis(c, Options{Clock: clock, Prefix: prefix})
 		}

@@ -3,28 +3,29 @@ package store
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyard/switchyard/filters/quota/store/redistest"
 )
 
 // TestRedisOutage stops Redis in the middle of traffic: every call reports
 // ErrUnavailable, commits wait in the spool, and once Redis is back the spool
 // replays them so that the totals are exact.
 func TestRedisOutage(t *testing.T) {
-	srv, err := newRedisServer()
+	srv, err := redistest.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.kill(); _ = os.RemoveAll(srv.dir) })
-	if err := srv.start(); err != nil {
+	t.Cleanup(srv.Close)
+	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	// No retries: an outage should surface at once, not after backoff.
 	client := redis.NewClient(&redis.Options{
-		Addr: srv.addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+		Addr: srv.Addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 	})
 	t.Cleanup(func() { _ = client.Close() })
 	metrics := NewMetrics()
@@ -43,7 +44,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatalf("commit while up: %s, %v; want committed", out, err)
 	}
 
-	if err := srv.stopSaving(); err != nil {
+	if err := srv.StopSaving(); err != nil {
 		t.Fatalf("stop redis: %v", err)
 	}
 
@@ -93,7 +94,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Errorf("replay while down: wrote %d, err %v, %d left; want 0, ErrUnavailable, 3", n, err, spool.Len())
 	}
 
-	if err := srv.start(); err != nil {
+	if err := srv.Start(); err != nil {
 		t.Fatalf("restart redis: %v", err)
 	}
 	// The client may take a moment to dial again; the spool keeps what fails.
@@ -142,7 +143,7 @@ func TestRedisOutage(t *testing.T) {
 // TestRedisServerFaultIsNotAnOutage keeps reply errors from a serving Redis
 // apart from ErrUnavailable: failing open on them would hide a bug.
 func TestRedisServerFaultIsNotAnOutage(t *testing.T) {
-	client := redis.NewClient(&redis.Options{Addr: sharedRedis.addr()})
+	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	s := NewRedis(client, Options{Prefix: "fault"})
 	ctx := context.Background()

@@ -57,7 +57,7 @@ func TestPeriodBoundaries(t *testing.T) {
 
 // TestRedisServerTime runs without a pinned clock: scripts read Redis TIME.
 func TestRedisServerTime(t *testing.T) {
-	client := redis.NewClient(&redis.Options{Addr: sharedRedis.addr()})
+	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	s := NewRedis(client, Options{Prefix: "servertime"})
 	ctx := context.Background()
@@ -100,7 +100,7 @@ func TestExpiredMetric(t *testing.T) {
 	}{
 		{"memory", func(o Options) Store { return NewMemory(o) }},
 		{"redis", func(o Options) Store {
-			client := redis.NewClient(&redis.Options{Addr: sharedRedis.addr()})
+			client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 			t.Cleanup(func() { _ = client.Close() })
 			o.Prefix = "metric" + strconv.FormatInt(namespaces.Add(1), 10)
 			return NewRedis(client, o)
