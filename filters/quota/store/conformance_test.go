@@ -40,6 +40,10 @@ func runConformance(t *testing.T, newBackend backend) {
 		{"key lifecycle", testKeyLifecycle},
 		{"health and drills", testHealth},
 		{"concurrent reservations across replicas", testConcurrentReserve},
+		{"admission step by step", testAdmit},
+		{"admission matches the separate calls", testAdmitMatchesSeparateCalls},
+		{"settlement with window deltas", testSettle},
+		{"concurrent admissions across replicas", testConcurrentAdmit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -523,6 +527,35 @@ func testInvalid(t *testing.T, newReplica func(Clock) Store) {
 			return s.PutKey(ctx, KeyRecord{Hash: HashKey("k"), Name: "n", Tenant: "acme"})
 		}},
 		{"empty provider", func() error { return s.SetHealth(ctx, "", "up") }},
+		{"bucket of another tenant in an admission", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", Buckets: []Bucket{{Name: "tenant:globex", ReplenishRate: 1, BurstCapacity: 1}}})
+			return err
+		}},
+		{"bucket of no tenant in an admission", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", Buckets: []Bucket{{Name: "acme", ReplenishRate: 1, BurstCapacity: 1}}})
+			return err
+		}},
+		{"window group of another tenant in an admission", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", Group: "tenant:acmex", Windows: []WindowLine{{Name: "rpm", Limit: 1, Size: time.Minute, Amount: 1}}})
+			return err
+		}},
+		{"reservation of another tenant in an admission", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", ID: ReservationID{Tenant: "globex", Request: "x"},
+				Lines: []BudgetLine{{Scope: Scope{Tenant: "globex"}, Period: Daily, Limit: 10}}, Amount: 1, TTL: time.Minute})
+			return err
+		}},
+		{"admission with a bad reservation ttl", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", ID: rid("x"), Lines: []BudgetLine{ok}, Amount: 1})
+			return err
+		}},
+		{"settlement with a negative actual", func() error {
+			_, err := s.Settle(ctx, Settlement{ID: rid("x"), Actual: -1})
+			return err
+		}},
+		{"settlement with a bad window", func() error {
+			_, err := s.Settle(ctx, Settlement{Windows: []WindowDelta{{Ref: WindowRef{Group: "g", Name: "rpm"}, Delta: 1}}})
+			return err
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

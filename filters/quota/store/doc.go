@@ -8,6 +8,11 @@
 // [Memory] is the embedded single-node default with the same semantics,
 // guarded by a mutex and driven by an injected [Clock].
 //
+// [Requests] groups the calls one request makes: [Requests.Admit] takes
+// its buckets, windows and reservation, and [Requests.Settle] commits or
+// releases it and corrects its windows, each in one Redis round trip, with
+// the semantics of the separate calls.
+//
 // Money is integer micro-USD (1 USD = 1_000_000). Budget periods are UTC days
 // and months. When Redis cannot be reached every call returns an error that
 // matches [ErrUnavailable], so the caller can fail open or closed per limit;

@@ -21,9 +21,13 @@ type Memory struct {
 	windows  map[memWindowKey]memWindow
 	counters map[string]*memCounter                // budget key → counters
 	resv     map[string]map[string]*memReservation // tenant → request → reservation
-	keys     map[string]KeyRecord                  // hash → record
-	health   map[string]ProviderHealth             // provider → record
-	drills   map[string]bool                       // provider → down
+	// live holds the reservations still active, so that lazy expiry on
+	// the request path looks at requests in flight, not at every
+	// reservation kept for the retention.
+	live   map[string]map[string]*memReservation // tenant → request → reservation
+	keys   map[string]KeyRecord                  // hash → record
+	health map[string]ProviderHealth             // provider → record
+	drills map[string]bool                       // provider → down
 }
 
 type memBucket struct {
@@ -80,6 +84,7 @@ func NewMemory(o Options) *Memory {
 		windows:   map[memWindowKey]memWindow{},
 		counters:  map[string]*memCounter{},
 		resv:      map[string]map[string]*memReservation{},
+		live:      map[string]map[string]*memReservation{},
 		keys:      map[string]KeyRecord{},
 		health:    map[string]ProviderHealth{},
 		drills:    map[string]bool{},
@@ -97,14 +102,17 @@ func (m *Memory) TakeTokens(_ context.Context, b Bucket, requested int64) (Bucke
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.clock.Now()
+	return m.takeTokens(b, requested, m.clock.Now()), nil
+}
+
+func (m *Memory) takeTokens(b Bucket, requested int64, now time.Time) BucketResult {
 	st, ok := m.buckets[b.Name]
 	if !ok || !now.Before(st.expires) {
 		st = memBucket{tokens: b.BurstCapacity * microTokens}
 	}
 	allowed, left, retry := refill(b, st.tokens, st.last, now.UnixMicro(), requested)
 	m.buckets[b.Name] = memBucket{tokens: left, last: now.UnixMicro(), expires: now.Add(b.ttl())}
-	return BucketResult{Allowed: allowed, Remaining: left / microTokens, RetryAfter: time.Duration(retry) * time.Microsecond}, nil
+	return BucketResult{Allowed: allowed, Remaining: left / microTokens, RetryAfter: time.Duration(retry) * time.Microsecond}
 }
 
 // AddWindows implements Limits.
@@ -114,8 +122,13 @@ func (m *Memory) AddWindows(_ context.Context, group string, lines []WindowLine)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	nowMs := m.clock.Now().UnixMilli()
-	res := WindowResult{Allowed: true, Refused: -1, Lines: make([]WindowState, len(lines))}
+	return m.addWindows(group, lines, m.clock.Now().UnixMilli(), true), nil
+}
+
+// addWindows adds every line's amount if all fit; with add false it only
+// reads the counters (Allowed false, Refused -1).
+func (m *Memory) addWindows(group string, lines []WindowLine, nowMs int64, add bool) WindowResult {
+	res := WindowResult{Allowed: add, Refused: -1, Lines: make([]WindowState, len(lines))}
 	keys := make([]memWindowKey, len(lines))
 	used := make([]int64, len(lines))
 	for i, l := range lines {
@@ -135,7 +148,7 @@ func (m *Memory) AddWindows(_ context.Context, group string, lines []WindowLine)
 		}
 		res.Lines[i] = windowState(group, l, used[i], keys[i].start, nowMs)
 	}
-	return res, nil
+	return res
 }
 
 // AdjustWindow implements Limits.
@@ -145,14 +158,18 @@ func (m *Memory) AdjustWindow(_ context.Context, ref WindowRef, delta int64) (bo
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.adjustWindow(ref, delta, m.clock.Now().UnixMilli()), nil
+}
+
+func (m *Memory) adjustWindow(ref WindowRef, delta, nowMs int64) bool {
 	k := memWindowKey{group: ref.Group, name: ref.Name, start: ref.startMillis()}
 	w, ok := m.windows[k]
-	if !ok || m.clock.Now().UnixMilli() >= w.endMs {
-		return false, nil
+	if !ok || nowMs >= w.endMs {
+		return false
 	}
 	w.used += delta
 	m.windows[k] = w
-	return true, nil
+	return true
 }
 
 // counterKey matches the tail of the Redis budget key.
@@ -176,30 +193,46 @@ func (m *Memory) Reserve(_ context.Context, id ReservationID, lines []BudgetLine
 	defer m.mu.Unlock()
 	now := m.clock.Now()
 	m.metrics.expiredN(m.expireDue(id.Tenant, now))
+	_, err := m.reserve(id, lines, amount, ttl, now)
+	return err
+}
+
+// reserve is Reserve once due reservations are expired. It reads every
+// line first and returns each one's state, granted or not.
+func (m *Memory) reserve(id ReservationID, lines []BudgetLine, amount int64, ttl time.Duration, now time.Time) ([]LineState, error) {
 	if m.reservation(id, now) != nil {
-		return ErrDuplicateReservation
+		return nil, ErrDuplicateReservation
 	}
+	hour := now.UTC().Hour()
 	keys := make([]string, len(lines))
+	states := make([]LineState, len(lines))
+	var refusal error
 	for i, l := range lines {
 		keys[i] = counterKey(l.Scope, periodCode(l.Period, now))
-		var spent, reserved int64
-		if c, ok := m.counters[keys[i]]; ok && now.Before(c.keepUntil) {
-			spent, reserved = c.spent, c.reserved
+		var c memCounter
+		if cur, ok := m.counters[keys[i]]; ok && now.Before(cur.keepUntil) {
+			c = *cur
 		}
-		if spent+reserved+amount > l.Limit {
-			return &BudgetExceededError{Line: l, Remaining: max(l.Limit-spent-reserved, 0), Requested: amount}
+		states[i] = lineState(l.Limit, c.spent, c.reserved, hour, c.hourly[hour])
+		if refusal == nil && c.spent+c.reserved+amount > l.Limit {
+			refusal = &BudgetExceededError{Line: l, Remaining: states[i].Remaining, Requested: amount}
 		}
 	}
-	for _, k := range keys {
+	if refusal != nil {
+		return states, refusal
+	}
+	for i, k := range keys {
 		m.counter(k, now).reserved += amount
+		states[i] = lineState(lines[i].Limit, states[i].Spent, states[i].Reserved+amount, hour, states[i].HourSpent)
 	}
-	if m.resv[id.Tenant] == nil {
-		m.resv[id.Tenant] = map[string]*memReservation{}
+	r := &memReservation{state: stateActive, amount: amount, expires: now.Add(ttl), lines: keys, hour: hour}
+	for _, idx := range []map[string]map[string]*memReservation{m.resv, m.live} {
+		if idx[id.Tenant] == nil {
+			idx[id.Tenant] = map[string]*memReservation{}
+		}
+		idx[id.Tenant][id.Request] = r
 	}
-	m.resv[id.Tenant][id.Request] = &memReservation{
-		state: stateActive, amount: amount, expires: now.Add(ttl), lines: keys, hour: now.UTC().Hour(),
-	}
-	return nil
+	return states, nil
 }
 
 // counter returns the live counter for key, creating it (or replacing one
@@ -238,26 +271,29 @@ func (m *Memory) reservation(id ReservationID, now time.Time) *memReservation {
 // expireDue returns the amounts of the tenant's reservations past their TTL.
 func (m *Memory) expireDue(tenant string, now time.Time) int {
 	n := 0
-	for _, r := range m.resv[tenant] {
-		if r.state == stateActive && !now.Before(r.expires) {
+	for req, r := range m.live[tenant] {
+		if !now.Before(r.expires) {
 			for _, k := range r.lines {
 				m.counter(k, now).reserved -= r.amount
 			}
 			r.state, r.forgetAt = stateExpired, now.Add(m.retention)
+			m.unlive(tenant, req)
 			n++
 		}
 	}
 	return n
 }
 
-// settle runs Commit (spend >= 0) or Release (spend < 0).
-func (m *Memory) settle(id ReservationID, spend int64) (Outcome, error) {
-	if err := id.check(); err != nil {
-		return 0, err
+// unlive drops a reservation that is no longer active from the live index.
+func (m *Memory) unlive(tenant, request string) {
+	delete(m.live[tenant], request)
+	if len(m.live[tenant]) == 0 {
+		delete(m.live, tenant)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.clock.Now()
+}
+
+// settle runs Commit (spend >= 0) or Release (spend < 0).
+func (m *Memory) settle(id ReservationID, spend int64, now time.Time) (Outcome, error) {
 	r := m.reservation(id, now)
 	if r == nil {
 		return 0, ErrUnknownReservation
@@ -294,7 +330,18 @@ func (m *Memory) settle(id ReservationID, spend int64) (Outcome, error) {
 	if commit {
 		r.state = stateCommitted
 	}
+	m.unlive(id.Tenant, id.Request)
 	return out, nil
+}
+
+// settleNow locks and settles at the clock's time.
+func (m *Memory) settleNow(id ReservationID, spend int64) (Outcome, error) {
+	if err := id.check(); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.settle(id, spend, m.clock.Now())
 }
 
 // Commit implements Budgets.
@@ -302,12 +349,65 @@ func (m *Memory) Commit(_ context.Context, id ReservationID, actual int64) (Outc
 	if err := checkMoney("actual", actual); err != nil {
 		return 0, err
 	}
-	return m.settle(id, actual)
+	return m.settleNow(id, actual)
 }
 
 // Release implements Budgets.
 func (m *Memory) Release(_ context.Context, id ReservationID) (Outcome, error) {
-	return m.settle(id, -1)
+	return m.settleNow(id, -1)
+}
+
+// Admit implements Requests under one lock, so it is as atomic as the
+// Redis script.
+func (m *Memory) Admit(_ context.Context, a Admission) (AdmissionResult, error) {
+	if err := a.check(); err != nil {
+		return AdmissionResult{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	var res AdmissionResult
+	for _, b := range a.Buckets {
+		r := m.takeTokens(b, 1, now)
+		res.Buckets = append(res.Buckets, r)
+		if !r.Allowed {
+			res.Refused = RefusedBucket
+			break
+		}
+	}
+	if len(a.Windows) > 0 {
+		res.Windows = m.addWindows(a.Group, a.Windows, now.UnixMilli(), res.Refused == Admitted)
+		if res.Refused == Admitted && !res.Windows.Allowed {
+			res.Refused = RefusedWindows
+		}
+	}
+	if res.Refused == Admitted && a.reserves() {
+		m.metrics.expiredN(m.expireDue(a.Tenant, now))
+		if res.Lines, res.Budget = m.reserve(a.ID, a.Lines, a.Amount, a.TTL, now); res.Budget != nil {
+			res.Refused = RefusedBudget
+		}
+	}
+	return res, nil
+}
+
+// Settle implements Requests under one lock.
+func (m *Memory) Settle(_ context.Context, s Settlement) (SettleResult, error) {
+	if err := s.check(); err != nil {
+		return SettleResult{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	res := SettleResult{Applied: make([]bool, len(s.Windows))}
+	for i, d := range s.Windows {
+		res.Applied[i] = m.adjustWindow(d.Ref, d.Delta, now.UnixMilli())
+	}
+	if !s.settles() {
+		return res, nil
+	}
+	var err error
+	res.Outcome, err = m.settle(s.ID, s.actual(), now)
+	return res, err
 }
 
 // Budget implements Budgets.

@@ -40,6 +40,7 @@ var (
 	windowAdjustScript = script("window_adjust")
 	reserveScript      = script("reserve")
 	settleScript       = script("settle")
+	admitScript        = script("admit")
 	budgetScript       = script("budget")
 	sweepScript        = script("sweep")
 	keyPutScript       = script("key_put")
@@ -114,18 +115,39 @@ func (r *Redis) run(ctx context.Context, op string, s *redis.Script, keys []stri
 }
 
 // Keys. Each group of keys that a script touches together shares one hash
-// tag: {bkt:name}, {win:group}, {ten:tenant}, {vkeys}, {health}.
+// tag: {ten:tenant}, {bkt:name}, {win:group}, {vkeys}, {health}. Buckets
+// and window groups that belong to a tenant (tenantOf) live under the
+// tenant's tag, beside its budgets, so that Admit and Settle are one
+// script each.
 
-func (r *Redis) bucketKey(name string) string    { return r.prefix + ":{bkt:" + name + "}" }
-func (r *Redis) windowBase(group string) string  { return r.prefix + ":{win:" + group + "}:" }
+func (r *Redis) bucketKey(name string) string {
+	if t, ok := tenantOf(name); ok {
+		return r.tenantBase(t) + "bkt:" + name
+	}
+	return r.prefix + ":{bkt:" + name + "}"
+}
+
+func (r *Redis) windowBase(group string) string {
+	if t, ok := tenantOf(group); ok {
+		return r.tenantBase(t) + "win:" + group + ":"
+	}
+	return r.prefix + ":{win:" + group + "}:"
+}
+
 func (r *Redis) tenantBase(tenant string) string { return r.prefix + ":{ten:" + tenant + "}:" }
-func (r *Redis) expiryKey(tenant string) string  { return r.tenantBase(tenant) + "rexp" }
-func (r *Redis) resKey(id ReservationID) string  { return r.tenantBase(id.Tenant) + "res:" + id.Request }
-func (r *Redis) tenantsKey() string              { return r.prefix + ":tenants" }
-func (r *Redis) keyPrefix() string               { return r.prefix + ":{vkeys}:key:" }
-func (r *Redis) keyIndex(tenant string) string   { return r.prefix + ":{vkeys}:tenant:" + tenant }
-func (r *Redis) healthKey() string               { return r.prefix + ":{health}:state" }
-func (r *Redis) drillsKey() string               { return r.prefix + ":{health}:drills" }
+
+func (r *Redis) expiryKey(tenant string) string { return r.tenantBase(tenant) + "rexp" }
+func (r *Redis) resKey(id ReservationID) string { return r.tenantBase(id.Tenant) + "res:" + id.Request }
+func (r *Redis) tenantsKey() string             { return r.prefix + ":tenants" }
+func (r *Redis) keyPrefix() string              { return r.prefix + ":{vkeys}:key:" }
+func (r *Redis) keyIndex(tenant string) string  { return r.prefix + ":{vkeys}:tenant:" + tenant }
+func (r *Redis) healthKey() string              { return r.prefix + ":{health}:state" }
+func (r *Redis) drillsKey() string              { return r.prefix + ":{health}:drills" }
+
+// windowKey is the counter of one window of a line.
+func (r *Redis) windowKey(ref WindowRef) string {
+	return r.windowBase(ref.Group) + ref.Name + ":" + strconv.FormatInt(ref.startMillis(), 10)
+}
 
 // TakeTokens implements Limits.
 func (r *Redis) TakeTokens(ctx context.Context, b Bucket, requested int64) (BucketResult, error) {
@@ -174,8 +196,7 @@ func (r *Redis) AdjustWindow(ctx context.Context, ref WindowRef, delta int64) (b
 	if err := ref.check(delta); err != nil {
 		return false, err
 	}
-	key := r.windowBase(ref.Group) + ref.Name + ":" + strconv.FormatInt(ref.startMillis(), 10)
-	v, err := windowAdjustScript.Run(ctx, r.c, []string{key}, r.now(), ref.startMillis()+ref.Size.Milliseconds(), delta).Int64()
+	v, err := windowAdjustScript.Run(ctx, r.c, []string{r.windowKey(ref)}, r.now(), ref.endMillis(), delta).Int64()
 	if err != nil {
 		return false, r.fail("adjust_window", err)
 	}
@@ -187,11 +208,8 @@ func (r *Redis) Reserve(ctx context.Context, id ReservationID, lines []BudgetLin
 	if err := checkReserve(id, lines, amount, ttl); err != nil {
 		return err
 	}
-	if _, known := r.tenants.Load(id.Tenant); !known {
-		if err := r.c.SAdd(ctx, r.tenantsKey(), id.Tenant).Err(); err != nil {
-			return r.fail("reserve", err)
-		}
-		r.tenants.Store(id.Tenant, true)
+	if err := r.indexTenant(ctx, "reserve", id.Tenant); err != nil {
+		return err
 	}
 	args := []any{r.now(), r.tenantBase(id.Tenant), id.Request, amount, ttl.Microseconds(), r.retention.Milliseconds(), len(lines)}
 	for _, l := range lines {
@@ -219,19 +237,40 @@ func (r *Redis) Reserve(ctx context.Context, id ReservationID, lines []BudgetLin
 	return &BudgetExceededError{Line: lines[n[2]-1], Remaining: n[3], Requested: amount}
 }
 
+// indexTenant adds the tenant to the index Sweep walks, once per process.
+func (r *Redis) indexTenant(ctx context.Context, op, tenant string) error {
+	if _, known := r.tenants.Load(tenant); known {
+		return nil
+	}
+	if err := r.c.SAdd(ctx, r.tenantsKey(), tenant).Err(); err != nil {
+		return r.fail(op, err)
+	}
+	r.tenants.Store(tenant, true)
+	return nil
+}
+
 func (r *Redis) settle(ctx context.Context, op string, id ReservationID, actual int64) (Outcome, error) {
 	if err := id.check(); err != nil {
 		return 0, err
 	}
-	code, err := settleScript.Run(ctx, r.c, []string{r.expiryKey(id.Tenant), r.resKey(id)},
-		id.Request, actual, r.retention.Milliseconds()).Int64()
+	v, err := r.run(ctx, op, settleScript, []string{r.expiryKey(id.Tenant), r.resKey(id)},
+		id.Request, actual, r.retention.Milliseconds())
 	if err != nil {
-		return 0, r.fail(op, err)
+		return 0, err
 	}
-	if code == 0 {
+	return settleOutcome(op, v)
+}
+
+// settleOutcome reads the outcome code that starts a settle reply.
+func settleOutcome(op string, v []any) (Outcome, error) {
+	n, err := ints(v, 1)
+	if err != nil {
+		return 0, fmt.Errorf("store %s: %w", op, err)
+	}
+	if n[0] == 0 {
 		return 0, ErrUnknownReservation
 	}
-	return Outcome(code), nil
+	return Outcome(n[0]), nil
 }
 
 // Commit implements Budgets.

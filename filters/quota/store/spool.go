@@ -54,8 +54,19 @@ func NewSpooler(b Budgets, limit int, m *Metrics) *Spooler {
 // returns an error matching both ErrUnavailable and ErrSpoolFull.
 func (s *Spooler) Commit(ctx context.Context, id ReservationID, actual int64) (Outcome, error) {
 	out, err := s.budgets.Commit(ctx, id, actual)
+	if err != nil {
+		return s.Keep(id, actual, err)
+	}
+	return out, nil
+}
+
+// Keep takes over a commit of actual on id that failed elsewhere with err,
+// such as the commit inside a Settle: when err is an ErrUnavailable the
+// commit is kept for replay, as Commit keeps its own, and OutcomeSpooled
+// returned. Any other error is returned as it is.
+func (s *Spooler) Keep(id ReservationID, actual int64, err error) (Outcome, error) {
 	if !errors.Is(err, ErrUnavailable) {
-		return out, err
+		return 0, err
 	}
 	return s.keep(spooledCommit{id: id, actual: actual}, err)
 }

@@ -11,6 +11,7 @@ import (
 type Store interface {
 	Limits
 	Budgets
+	Requests
 	KeyRing
 	HealthBoard
 }
@@ -57,6 +58,24 @@ type Budgets interface {
 	// depends on Sweep; it returns held amounts sooner and, in Memory, also
 	// drops counters whose time is over.
 	Sweep(ctx context.Context) (int, error)
+}
+
+// Requests is the quota filter's way through Limits and Budgets: each
+// request is admitted in one step and settled in one step, with the
+// semantics of the separate calls each stands for. On Redis each is one
+// round trip.
+type Requests interface {
+	// Admit takes a token from each bucket, adds to the windows and
+	// reserves on the budget lines, in that order, stopping at the first
+	// refusal (see Admission). A refusal is an answer, not an error; on
+	// Redis the whole admission is one atomic script.
+	Admit(ctx context.Context, a Admission) (AdmissionResult, error)
+	// Settle applies every window delta and commits or releases the
+	// reservation, as AdjustWindow and Commit or Release would; its error
+	// is the one Commit or Release would have returned. On Redis the
+	// reservation and the deltas of its tenant's windows are one atomic
+	// script; deltas of other windows go in the same round trip.
+	Settle(ctx context.Context, s Settlement) (SettleResult, error)
 }
 
 // KeyRing holds virtual keys issued at runtime, by the SHA-256 of the key.

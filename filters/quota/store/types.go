@@ -64,6 +64,8 @@ type WindowRef struct {
 
 func (r WindowRef) startMillis() int64 { return r.Start.UnixMilli() }
 
+func (r WindowRef) endMillis() int64 { return r.startMillis() + r.Size.Milliseconds() }
+
 // Period is a budget period, with UTC boundaries.
 type Period uint8
 

@@ -2,9 +2,4 @@
 -- KEYS[1] window counter
 -- ARGV now|'' , window end ms, delta
 -- returns 1 if applied, 0 if the window is over or gone
-local now_ms = math.floor(now_us(ARGV[1]) / 1000)
-if now_ms >= tonumber(ARGV[2]) or redis.call('EXISTS', KEYS[1]) == 0 then
-  return 0
-end
-redis.call('INCRBY', KEYS[1], ARGV[3])
-return 1
+return adjust_window(KEYS[1], math.floor(now_us(ARGV[1]) / 1000), tonumber(ARGV[2]), ARGV[3])

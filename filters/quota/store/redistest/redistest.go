@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -108,3 +109,34 @@ func (s *Server) Close() {
 	s.Kill()
 	_ = os.RemoveAll(s.dir)
 }
+
+// Trips is a go-redis hook that counts round trips: each command sent on
+// its own, and each pipeline as one.
+type Trips struct{ n atomic.Int64 }
+
+// Count returns the round trips counted since the last Reset.
+func (c *Trips) Count() int64 { return c.n.Load() }
+
+// Reset starts counting again from 0.
+func (c *Trips) Reset() { c.n.Store(0) }
+
+// DialHook implements redis.Hook; dials are not counted.
+func (c *Trips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook.
+func (c *Trips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook implements redis.Hook.
+func (c *Trips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+var _ redis.Hook = (*Trips)(nil)
