@@ -112,52 +112,163 @@ func keyScope(k *policy.Key) string {
 	return fmt.Sprintf("sha-%x", k.Hash[:8])
 }
 
+// claim is the part of a request's admission the store makes in one Admit,
+// with the scope each bucket, window and budget line belongs to.
+type claim struct {
+	store.Admission
+	bucketOwners []scope
+	kinds        []charge // per window line: requests or tokens
+	windowOwners []scope
+	lines        []store.BudgetLine // the caller's budget lines, reserved on or not
+	lineOwners   []scope
+	budgetOpen   bool // every budget of the caller fails open
+}
+
+func claimOf(a *admission, sc []scope) *claim {
+	c := &claim{Admission: store.Admission{Tenant: a.tenant.Name, Group: tenantGroup(a.tenant)}}
+	for _, s := range sc {
+		if s.rate.ReplenishRate > 0 {
+			c.Buckets = append(c.Buckets, store.Bucket{Name: s.id.String(), ReplenishRate: s.rate.ReplenishRate, BurstCapacity: int64(s.rate.BurstCapacity)})
+			c.bucketOwners = append(c.bucketOwners, s)
+		}
+	}
+	c.Windows, c.kinds, c.windowOwners = windowLines(sc, a.tokens)
+	c.lines, c.lineOwners, c.budgetOpen = budgetLines(sc)
+	return c
+}
+
+// admit holds the request to the caller's limits in the order
+// docs/BUDGETS.md gives: buckets, windows, the most a request may cost,
+// budgets, then the provider's own limits. The first three and the
+// reservation are one store call.
 func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
 	sc := scopes(x)
-	if err := f.takeBuckets(ctx, x, a, sc); err != nil {
+	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade}
+	costly := capCost(sc, p)
+	c := claimOf(a, sc)
+	if costly == nil && len(c.lines) > 0 {
+		a.resv = reservationID(a.tenant.Name, x.ID)
+		c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
+	}
+	refused, err := f.take(ctx, a, c)
+	if err != nil {
 		return err
 	}
-	if err := f.addWindows(ctx, x, a, sc); err != nil {
+	if costly != nil {
+		return f.maxCostRefusal(a, costly)
+	}
+	if err := f.fitBudget(ctx, a, c, p, refused); err != nil {
 		return err
 	}
-	if err := f.reserve(ctx, x, a, sc); err != nil {
-		return err
-	}
+	p.apply(x, f.metrics, a)
 	return f.providerLimits(ctx, x, a)
 }
 
-// takeBuckets takes one token from each scope's bucket.
-func (f *Filter) takeBuckets(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
-	for _, s := range sc {
-		if s.rate.ReplenishRate <= 0 {
-			continue
-		}
-		b := store.Bucket{Name: s.id.String(), ReplenishRate: s.rate.ReplenishRate, BurstCapacity: int64(s.rate.BurstCapacity)}
-		cctx, cancel := f.call(ctx)
-		r, err := f.store.TakeTokens(cctx, b, 1)
-		cancel()
-		if err != nil {
-			if err := f.outage(a, s.rate.FailOpen, "bucket", "rate limit", err); err != nil {
-				return err
-			}
-			continue
-		}
+// take makes the claim in one Admit and reads its answer: rate-limit
+// headers, the window charges and reservation Done settles, or a
+// refusal. A refusal by a budget is returned apart, for the plan to be
+// narrowed to fit it.
+func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.BudgetExceededError, error) {
+	if len(c.Buckets) == 0 && len(c.Windows) == 0 && len(c.Lines) == 0 {
+		return nil, nil
+	}
+	cctx, cancel := f.call(ctx)
+	res, err := f.store.Admit(cctx, c.Admission)
+	cancel()
+	if err != nil {
+		return nil, f.admitOutage(a, c, err)
+	}
+	for i, r := range res.Buckets {
+		b := c.Buckets[i]
 		toFull := time.Duration(float64(b.BurstCapacity-r.Remaining) / b.ReplenishRate * float64(time.Second))
 		a.headers.requests.observe(b.BurstCapacity, r.Remaining, toFull)
 		if !r.Allowed {
-			f.peekWindows(ctx, a, sc)
+			// The windows were only read: the refusal still tells the
+			// caller where its token limits stand.
+			a.headers.observeWindows(res.Windows.Lines, c.kinds)
 			e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
 				"rate limit reached for %s: a burst of %d requests, refilled at %s per second; try again in %s",
-				s.describe(), b.BurstCapacity, strconv.FormatFloat(b.ReplenishRate, 'f', -1, 64), seconds(r.RetryAfter))
-			return f.refuse(a, s.kind, "bucket", e, r.RetryAfter)
+				c.bucketOwners[i].describe(), b.BurstCapacity, strconv.FormatFloat(b.ReplenishRate, 'f', -1, 64), seconds(r.RetryAfter))
+			return nil, f.refuse(a, c.bucketOwners[i].kind, "bucket", e, r.RetryAfter)
 		}
+	}
+	if len(c.Windows) > 0 {
+		a.headers.observeWindows(res.Windows.Lines, c.kinds)
+		if !res.Windows.Allowed {
+			return nil, f.windowRefusal(a, c, res.Windows)
+		}
+		for i, st := range res.Windows.Lines {
+			a.windows = append(a.windows, charge{ref: st.Ref, tokens: c.kinds[i].tokens})
+		}
+	}
+	f.observe(a.tenant, c.Lines, res.Lines)
+	var be *store.BudgetExceededError
+	switch {
+	case errors.As(res.Budget, &be):
+		return be, nil
+	case res.Budget != nil:
+		return nil, res.Budget
+	case len(c.Lines) > 0:
+		a.reserved, a.lines = true, c.Lines
+	}
+	return nil, nil
+}
+
+// windowRefusal is the refusal of a request that does not fit one of the
+// caller's requests- or tokens-per-minute windows.
+func (f *Filter) windowRefusal(a *admission, c *claim, res store.WindowResult) error {
+	i := res.Refused
+	l, st, s := c.Windows[i], res.Lines[i], c.windowOwners[i]
+	unit, limit := "requests", "rpm"
+	if c.kinds[i].tokens {
+		unit, limit = "tokens", "tpm"
+	}
+	e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+		"rate limit reached for %s on %s per minute: limit %d, used %d, requested %d; try again in %s",
+		s.describe(), unit, l.Limit, st.Used, l.Amount, seconds(st.ResetIn))
+	if l.Amount > l.Limit {
+		e.WithHeader("x-should-retry", "false")
+	}
+	return f.refuse(a, s.kind, limit, e, st.ResetIn)
+}
+
+// admitOutage decides what an Admit the store could not make means, limit
+// by limit in the order they are checked: each bucket's on_store_outage,
+// the windows', then the budgets'. The first that fails closed refuses.
+func (f *Filter) admitOutage(a *admission, c *claim, err error) error {
+	if !errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	if len(c.Lines) > 0 {
+		a.uncertain = true // the admission may have landed: Done releases the ID
+	}
+	for _, s := range c.bucketOwners {
+		if err := f.outage(a, s.rate.FailOpen, "bucket", "rate limit", err); err != nil {
+			return err
+		}
+	}
+	if len(c.Windows) > 0 {
+		open := true
+		for _, s := range c.windowOwners {
+			open = open && s.rate.FailOpen
+		}
+		if err := f.outage(a, open, "windows", "rate limit", err); err != nil {
+			return err
+		}
+	}
+	if len(c.Lines) > 0 {
+		if err := f.outage(a, c.budgetOpen, "budget", "budget", err); err != nil {
+			return err
+		}
+		a.unreserved, a.lines = true, c.Lines
 	}
 	return nil
 }
 
-// windowLines are the caller's requests- and tokens-per-minute counters,
-// all in the tenant's group so one call checks them together.
-func windowLines(a *admission, sc []scope, requests, tokens int64) ([]store.WindowLine, []charge, []scope) {
+// windowLines count the request, and its token estimate, in the caller's
+// requests- and tokens-per-minute windows, all in the tenant's group so one
+// call checks them together.
+func windowLines(sc []scope, tokens int64) ([]store.WindowLine, []charge, []scope) {
 	var (
 		lines  []store.WindowLine
 		kinds  []charge
@@ -165,7 +276,7 @@ func windowLines(a *admission, sc []scope, requests, tokens int64) ([]store.Wind
 	)
 	for _, s := range sc {
 		if n := s.rate.RequestsPerMinute; n > 0 {
-			lines = append(lines, store.WindowLine{Name: s.windowName("rpm"), Limit: int64(n), Size: time.Minute, Amount: requests})
+			lines = append(lines, store.WindowLine{Name: s.windowName("rpm"), Limit: int64(n), Size: time.Minute, Amount: 1})
 			kinds, owners = append(kinds, charge{}), append(owners, s)
 		}
 		if n := s.rate.TokensPerMinute; n > 0 {
@@ -176,60 +287,9 @@ func windowLines(a *admission, sc []scope, requests, tokens int64) ([]store.Wind
 	return lines, kinds, owners
 }
 
-func tenantGroup(t *policy.Tenant) string { return "tenant:" + t.Name }
-
-// addWindows counts the request and its token estimate in every window of
-// the caller, all or none.
-func (f *Filter) addWindows(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
-	lines, kinds, owners := windowLines(a, sc, 1, a.tokens)
-	if len(lines) == 0 {
-		return nil
-	}
-	cctx, cancel := f.call(ctx)
-	res, err := f.store.AddWindows(cctx, tenantGroup(a.tenant), lines)
-	cancel()
-	if err != nil {
-		open := true
-		for _, s := range owners {
-			open = open && s.rate.FailOpen
-		}
-		return f.outage(a, open, "windows", "rate limit", err)
-	}
-	a.headers.observeWindows(res.Lines, kinds)
-	if !res.Allowed {
-		i := res.Refused
-		l, st, s := lines[i], res.Lines[i], owners[i]
-		unit, limit := "requests", "rpm"
-		if kinds[i].tokens {
-			unit, limit = "tokens", "tpm"
-		}
-		e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
-			"rate limit reached for %s on %s per minute: limit %d, used %d, requested %d; try again in %s",
-			s.describe(), unit, l.Limit, st.Used, l.Amount, seconds(st.ResetIn))
-		if l.Amount > l.Limit {
-			e.WithHeader("x-should-retry", "false")
-		}
-		return f.refuse(a, s.kind, limit, e, st.ResetIn)
-	}
-	for i, st := range res.Lines {
-		a.windows = append(a.windows, charge{ref: st.Ref, tokens: kinds[i].tokens})
-	}
-	return nil
-}
-
-// peekWindows reads the caller's windows without adding to them, so a
-// request refused by a bucket still learns its token headers.
-func (f *Filter) peekWindows(ctx context.Context, a *admission, sc []scope) {
-	lines, kinds, _ := windowLines(a, sc, 0, 0)
-	if len(lines) == 0 {
-		return
-	}
-	cctx, cancel := f.call(ctx)
-	defer cancel()
-	if res, err := f.store.AddWindows(cctx, tenantGroup(a.tenant), lines); err == nil {
-		a.headers.observeWindows(res.Lines, kinds)
-	}
-}
+// tenantGroup holds all of a tenant's windows. It is the tenant's scope
+// string, so the store keeps the windows beside the tenant's budgets.
+func tenantGroup(t *policy.Tenant) string { return store.Scope{Tenant: t.Name}.String() }
 
 // providerLimits counts the request against the provider of the plan's
 // first target. A provider at its own limit loses its targets and the next

@@ -70,13 +70,13 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	var runs atomic.Int64
 	stores := []struct {
 		name string
-		open func(b *testing.B) (store.Store, *tripCounter)
+		open func(b *testing.B) (store.Store, *redistest.Trips)
 	}{
-		{"memory", func(*testing.B) (store.Store, *tripCounter) { return store.NewMemory(store.Options{}), nil }},
-		{"redis", func(b *testing.B) (store.Store, *tripCounter) {
+		{"memory", func(*testing.B) (store.Store, *redistest.Trips) { return store.NewMemory(store.Options{}), nil }},
+		{"redis", func(b *testing.B) (store.Store, *redistest.Trips) {
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 			b.Cleanup(func() { _ = c.Close() })
-			trips := &tripCounter{}
+			trips := &redistest.Trips{}
 			c.AddHook(trips)
 			prefix := "b" + strconv.FormatInt(runs.Add(1), 10)
 			return store.NewRedis(c, store.Options{Prefix: prefix}), trips
@@ -92,7 +92,7 @@ func BenchmarkAdmitSettle(b *testing.B) {
 	}
 }
 
-func benchCycle(b *testing.B, st store.Store, trips *tripCounter, redisAddr, model string) {
+func benchCycle(b *testing.B, st store.Store, trips *redistest.Trips, redisAddr, model string) {
 	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(benchPolicy)}})
 	if err != nil {
 		b.Fatal(err)
@@ -142,14 +142,12 @@ func benchCycle(b *testing.B, st store.Store, trips *tripCounter, redisAddr, mod
 	cycle(-1) // loads the scripts and fills the governor's view
 
 	var redisCPU func() time.Duration
+	var before time.Duration
 	if trips != nil {
 		redisCPU = redisCPUReader(b, redisAddr)
-	}
-	var before time.Duration
-	if redisCPU != nil {
 		before = redisCPU()
+		trips.Reset()
 	}
-	trips.reset()
 	cpu := processCPU()
 	b.ResetTimer()
 	for i := range b.N {
@@ -158,7 +156,7 @@ func benchCycle(b *testing.B, st store.Store, trips *tripCounter, redisAddr, mod
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	if trips != nil {
-		b.ReportMetric(float64(trips.n.Load())/float64(b.N), "roundtrips/op")
+		b.ReportMetric(float64(trips.Count())/float64(b.N), "roundtrips/op")
 		b.ReportMetric(float64(redisCPU()-before)/float64(b.N), "redis-cpu-ns/op")
 	}
 	checkBenchSettled(b, st, tmpl.Caller.Tenant.Name)
@@ -175,32 +173,6 @@ func checkBenchSettled(b *testing.B, st store.Store, tenant string) {
 		if s.Reserved != 0 || s.Spent == 0 {
 			b.Fatalf("%s budget after the run: spent %d, reserved %d; want spend and 0 reserved", period, s.Spent, s.Reserved)
 		}
-	}
-}
-
-// tripCounter counts what a go-redis client sends: each command, and each
-// pipeline as one.
-type tripCounter struct{ n atomic.Int64 }
-
-func (c *tripCounter) reset() {
-	if c != nil {
-		c.n.Store(0)
-	}
-}
-
-func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmds)
 	}
 }
 

@@ -121,72 +121,100 @@ func budgetLines(sc []scope) ([]store.BudgetLine, []scope, bool) {
 	return lines, owners, open
 }
 
-// reserve holds the worst case of the plan on every budget line of the
-// caller. When the whole plan does not fit, the targets that do are kept:
-// in the router's order as long as the first target fits (only fallbacks
-// are dropped), or, for a tenant whose over_budget is downgrade, cheapest
-// first. Nothing left means a refusal.
-func (f *Filter) reserve(ctx context.Context, x *filters.Exchange, a *admission, sc []scope) error {
-	d, plan := a.demand, x.Plan
-	narrowed, downgraded := false, false
-	narrow := func(limit int64) bool {
-		if d.worst(plan[0].Model) <= limit {
-			plan, narrowed = d.fitting(plan, limit, true), true
+// fit is the plan as the caller's budgets narrow it. When the whole plan
+// does not fit a limit, the targets that do are kept: in the router's
+// order as long as the first target fits (only fallbacks are dropped), or,
+// for a tenant whose over_budget is downgrade, cheapest first.
+type fit struct {
+	d          demand
+	plan       []filters.Target
+	downgrade  bool // the tenant's over_budget
+	narrowed   bool
+	downgraded bool
+}
+
+// narrow keeps the targets whose worst case is at most limit, and reports
+// false when none may be kept.
+func (p *fit) narrow(limit int64) bool {
+	if p.d.worst(p.plan[0].Model) <= limit {
+		p.plan, p.narrowed = p.d.fitting(p.plan, limit, true), true
+		return true
+	}
+	if p.downgrade {
+		if kept := p.d.fitting(p.plan, limit, false); len(kept) > 0 {
+			p.plan, p.narrowed, p.downgraded = kept, true, true
 			return true
 		}
-		if a.tenant.Downgrade {
-			if p := d.fitting(plan, limit, false); len(p) > 0 {
-				plan, narrowed, downgraded = p, true, true
-				return true
-			}
-		}
-		return false
 	}
+	return false
+}
+
+// apply gives the request its narrowed plan and says why.
+func (p *fit) apply(x *filters.Exchange, m *metrics, a *admission) {
+	if !p.narrowed {
+		return
+	}
+	x.Plan = p.plan
+	if p.downgraded {
+		m.downgrade.WithLabelValues(a.tenant.Name, a.app).Inc()
+		x.RouteReason += "; downgraded to fit the budget"
+	} else {
+		x.RouteReason += "; fallbacks beyond the budget dropped"
+	}
+}
+
+// costly is a request above a scope's max_cost_per_request however its
+// plan is narrowed.
+type costly struct {
+	scope scope
+	worst int64 // the first target's worst case
+}
+
+// capCost narrows the plan to each scope's max_cost_per_request. It needs
+// no store, so it runs before admission, but its refusal comes after the
+// rate limits', which are checked first.
+func capCost(sc []scope, p *fit) *costly {
 	for _, s := range sc {
-		if s.maxCost > 0 && d.highest(plan) > s.maxCost && !narrow(s.maxCost) {
-			e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
-				"this request may cost up to %s USD, above the max_cost_per_request of %s (%s USD); lower max_tokens or shorten the prompt",
-				usd(d.worst(plan[0].Model)), s.describe(), usd(s.maxCost)).WithHeader("x-should-retry", "false")
-			return f.refuse(a, s.kind, "max_cost", e, 0)
+		if s.maxCost > 0 && p.d.highest(p.plan) > s.maxCost && !p.narrow(s.maxCost) {
+			return &costly{scope: s, worst: p.d.worst(p.plan[0].Model)}
 		}
 	}
-	lines, owners, open := budgetLines(sc)
-	if len(lines) > 0 {
-		a.resv = reservationID(a.tenant.Name, x.ID)
-		for {
-			cctx, cancel := f.call(ctx)
-			err := f.store.Reserve(cctx, a.resv, lines, d.highest(plan), f.cfg.ReservationTTL)
-			cancel()
-			var be *store.BudgetExceededError
-			switch {
-			case err == nil:
-				a.reserved, a.lines = true, lines
-			case errors.As(err, &be):
-				if narrow(be.Remaining) {
-					continue
-				}
-				return f.overBudget(a, be, owners[slices.IndexFunc(lines, func(l store.BudgetLine) bool {
-					return l.Scope == be.Line.Scope && l.Period == be.Line.Period
-				})])
-			case errors.Is(err, store.ErrUnavailable):
-				a.uncertain = true
-				if err := f.outage(a, open, "budget", "budget", err); err != nil {
-					return err
-				}
-				a.unreserved, a.lines = true, lines
-			default:
+	return nil
+}
+
+func (f *Filter) maxCostRefusal(a *admission, c *costly) error {
+	e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
+		"this request may cost up to %s USD, above the max_cost_per_request of %s (%s USD); lower max_tokens or shorten the prompt",
+		usd(c.worst), c.scope.describe(), usd(c.scope.maxCost)).WithHeader("x-should-retry", "false")
+	return f.refuse(a, c.scope.kind, "max_cost", e, 0)
+}
+
+// fitBudget takes a budget's refusal of the whole plan: it narrows the plan
+// to what the refusing line has left and reserves again, until the plan
+// fits or nothing is left, which is the refusal.
+func (f *Filter) fitBudget(ctx context.Context, a *admission, c *claim, p *fit, be *store.BudgetExceededError) error {
+	for be != nil {
+		if !p.narrow(be.Remaining) {
+			return f.overBudget(a, be, c.lineOwners[slices.IndexFunc(c.lines, func(l store.BudgetLine) bool {
+				return l.Scope == be.Line.Scope && l.Period == be.Line.Period
+			})])
+		}
+		cctx, cancel := f.call(ctx)
+		err := f.store.Reserve(cctx, a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL)
+		cancel()
+		be = nil
+		switch {
+		case err == nil:
+			a.reserved, a.lines = true, c.lines
+		case errors.As(err, &be):
+		case errors.Is(err, store.ErrUnavailable):
+			a.uncertain = true
+			if err := f.outage(a, c.budgetOpen, "budget", "budget", err); err != nil {
 				return err
 			}
-			break
-		}
-	}
-	if narrowed {
-		x.Plan = plan
-		if downgraded {
-			f.metrics.downgrade.WithLabelValues(a.tenant.Name, a.app).Inc()
-			x.RouteReason += "; downgraded to fit the budget"
-		} else {
-			x.RouteReason += "; fallbacks beyond the budget dropped"
+			a.unreserved, a.lines = true, c.lines
+		default:
+			return err
 		}
 	}
 	return nil
@@ -208,53 +236,57 @@ func (f *Filter) overBudget(a *admission, be *store.BudgetExceededError, s scope
 	return f.refuse(a, s.kind, limit, e, renew.Sub(now))
 }
 
-// settle gives back what the request did not use: window counters are
-// corrected to the tokens it used (all of it when quota refused it), the
-// reservation is committed at the actual cost when the answer reported
-// usage (even a stream cut short) and released otherwise.
+// settle gives back what the request did not use, in one Settle: window
+// counters are corrected to the tokens it used (all of it when quota
+// refused it), the reservation is committed at the actual cost when the
+// answer reported usage (even a stream cut short) and released otherwise.
 func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) {
 	used := int64(0)
 	if x.Usage.Known {
 		used = int64(x.Usage.PromptTokens + x.Usage.CompletionTokens)
 	}
-	for _, c := range a.windows {
-		delta := used - a.tokens
-		switch {
-		case a.refused && !c.tokens:
-			delta = -1
-		case !c.tokens:
-			continue
+	var s store.Settlement
+	add := func(ref store.WindowRef, delta int64) {
+		if delta != 0 {
+			s.Windows = append(s.Windows, store.WindowDelta{Ref: ref, Delta: delta})
 		}
-		f.adjust(ctx, a, c.ref, delta)
+	}
+	for _, c := range a.windows {
+		switch {
+		case c.tokens:
+			add(c.ref, used-a.tokens)
+		case a.refused:
+			add(c.ref, -1)
+		}
 	}
 	if a.providerTPM != nil {
 		if last := x.LastAttempt(); last != nil && last.Target.Provider().Name == a.provider {
-			f.adjust(ctx, a, *a.providerTPM, used-a.tokens)
+			add(*a.providerTPM, used-a.tokens)
 		}
 	}
-	switch {
-	case a.reserved && x.Usage.Known && !a.refused:
-		f.commit(ctx, x, a)
-	case a.reserved:
+	commit := a.reserved && x.Usage.Known && !a.refused
+	if a.reserved || a.uncertain {
+		// An uncertain reservation may have landed after all: release it.
+		s.ID, s.Release, s.Actual = a.resv, !commit, x.Usage.CostMicros
+	}
+	if s.ID != (store.ReservationID{}) || len(s.Windows) > 0 {
 		cctx, cancel := f.call(ctx)
-		out, err := f.store.Release(cctx, a.resv)
+		res, err := f.store.Settle(cctx, s)
 		cancel()
-		f.settled(ctx, x, out, err)
-	case a.unreserved && x.Usage.Known && x.Usage.CostMicros > 0 && !a.refused:
-		if a.uncertain {
-			f.release(ctx, a) // the Reserve that failed may have landed after all
+		if res.Lost > 0 {
+			f.metrics.outages.WithLabelValues(a.tenant.Name, "settle", "open").Add(float64(res.Lost))
 		}
-		f.record(ctx, x, a)
-	case a.uncertain:
-		f.release(ctx, a)
+		out := res.Outcome
+		if commit && err != nil && f.spool != nil {
+			out, err = f.spool.Keep(a.resv, x.Usage.CostMicros, err)
+		}
+		if a.reserved {
+			f.settled(ctx, x, out, err)
+		}
 	}
-}
-
-// release gives back a reservation that may or may not exist.
-func (f *Filter) release(ctx context.Context, a *admission) {
-	cctx, cancel := f.call(ctx)
-	defer cancel()
-	_, _ = f.store.Release(cctx, a.resv)
+	if a.unreserved && x.Usage.Known && x.Usage.CostMicros > 0 && !a.refused {
+		f.record(ctx, x, a)
+	}
 }
 
 // record writes the spend of a request admitted while the store was down,
@@ -275,21 +307,6 @@ func (f *Filter) record(ctx context.Context, x *filters.Exchange, a *admission) 
 	f.settled(ctx, x, out, err)
 }
 
-func (f *Filter) commit(ctx context.Context, x *filters.Exchange, a *admission) {
-	cctx, cancel := f.call(ctx)
-	defer cancel()
-	var (
-		out store.Outcome
-		err error
-	)
-	if f.spool != nil {
-		out, err = f.spool.Commit(cctx, a.resv, x.Usage.CostMicros)
-	} else {
-		out, err = f.store.Commit(cctx, a.resv, x.Usage.CostMicros)
-	}
-	f.settled(ctx, x, out, err)
-}
-
 // settled counts a settlement; a failed one is logged (the store's errors
 // name a tenant and a reservation, never a key).
 func (f *Filter) settled(ctx context.Context, x *filters.Exchange, out store.Outcome, err error) {
@@ -299,17 +316,6 @@ func (f *Filter) settled(ctx context.Context, x *filters.Exchange, out store.Out
 		f.log.WarnContext(ctx, "quota: settling a budget reservation failed", "request_id", x.ID, "error", err.Error())
 	case out != 0:
 		f.metrics.settled.WithLabelValues(out.String()).Inc()
-	}
-}
-
-func (f *Filter) adjust(ctx context.Context, a *admission, ref store.WindowRef, delta int64) {
-	if delta == 0 {
-		return
-	}
-	cctx, cancel := f.call(ctx)
-	defer cancel()
-	if _, err := f.store.AdjustWindow(cctx, ref, delta); errors.Is(err, store.ErrUnavailable) {
-		f.metrics.outages.WithLabelValues(a.tenant.Name, "settle", "open").Inc()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/quota/store"
@@ -234,6 +235,8 @@ func TestSettle(t *testing.T) {
 		wantSpool int
 		// wantOutcome is how the reservation was settled.
 		wantOutcome string
+		// wantLost is the window corrections the store was down for.
+		wantLost float64
 	}{
 		{
 			name: "success commits the actual cost", key: "sk-acme", body: chat("big", 100), attempt: true,
@@ -261,6 +264,7 @@ func TestSettle(t *testing.T) {
 			name: "a commit during an outage is spooled, then written", key: "sk-acme", body: chat("big", 100), attempt: true,
 			usage:  filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 50, CostMicros: 1_580},
 			downAt: true, wantSpent: 1_580, wantTPM: 108, wantRPM: 1, wantSpool: 1, wantOutcome: "spooled",
+			wantLost: 2, // the tenant's tokens window and the provider's
 		},
 		{
 			name: "spend admitted during an outage is recorded when the store is back", key: "sk-acme", body: chat("big", 100), attempt: true,
@@ -294,6 +298,9 @@ func TestSettle(t *testing.T) {
 				if got := value(t, metricsFor(r.reg).settled.WithLabelValues(tc.wantOutcome)); got != 1 {
 					t.Errorf("settlements{outcome=%q} = %v, want 1", tc.wantOutcome, got)
 				}
+			}
+			if got := value(t, metricsFor(r.reg).outages.WithLabelValues("acme", "settle", "open")); got != tc.wantLost {
+				t.Errorf("settle outage decisions %v, want %v", got, tc.wantLost)
 			}
 			if got := r.spool.Len(); got != tc.wantSpool {
 				t.Errorf("spooled %d, want %d", got, tc.wantSpool)
@@ -432,6 +439,101 @@ func TestGovernorSteersTheRouter(t *testing.T) {
 				t.Errorf("spent gauge %v, want %d", got, tc.spent)
 			}
 		})
+	}
+}
+
+// TestStoreCallsPerRequest counts the store calls of one request, after
+// earlier ones filled the governor's view: an admission is one call, and
+// so is a settlement, whatever limits apply. Only a provider's own limits
+// and a plan narrowed to fit a budget cost one more.
+func TestStoreCallsPerRequest(t *testing.T) {
+	tests := []struct {
+		name      string
+		key, body string
+		// earlier requests are sent first; the first fills the
+		// governor's view.
+		earlier  int
+		wantSend map[string]int
+		wantDone map[string]int
+	}{
+		{
+			name: "buckets, windows and budgets of key, app and tenant", key: "sk-web", body: chat("small", 10),
+			wantSend: map[string]int{"admit": 1}, wantDone: map[string]int{"settle": 1},
+		},
+		{
+			name: "a provider with limits of its own", key: "sk-acme", body: chat("big", 10),
+			wantSend: map[string]int{"admit": 1, "add_windows": 1}, wantDone: map[string]int{"settle": 1},
+		},
+		{
+			name: "a plan narrowed to fit the budget", key: "sk-down", body: chat("big", 100),
+			wantSend: map[string]int{"admit": 1, "reserve": 1}, wantDone: map[string]int{"settle": 1},
+		},
+		{
+			name: "a request its bucket refuses", key: "sk-bursty", body: chat("small", 10), earlier: 3,
+			wantSend: map[string]int{"admit": 1}, // nothing was taken: nothing to settle
+		},
+		{
+			name: "a tenant without limits", key: "sk-free", body: chat("small", 10),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.BudgetRefresh = time.Hour
+			r := newRigWith(t, testPolicy, t0, cfg)
+			for range max(tc.earlier, 1) {
+				x, err := r.send(tc.key, tc.body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.finish(x, filters.Usage{}, nil)
+			}
+			r.st.takeCalls()
+			x, refusal := r.send(tc.key, tc.body)
+			if diff := cmp.Diff(tc.wantSend, r.st.takeCalls(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("admission's store calls (-want +got):\n%s", diff)
+			}
+			var cause error
+			if refusal != nil {
+				cause = refusal
+			} else {
+				r.served(x)
+			}
+			r.finish(x, used(5, 100), cause)
+			if diff := cmp.Diff(tc.wantDone, r.st.takeCalls(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("settlement's store calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestGovernorFollowsAdmissions: with a long budget_refresh, the governor
+// reads the store for a tenant's first request only; after that each
+// admission brings back the figures the next request's pressure uses.
+func TestGovernorFollowsAdmissions(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BudgetRefresh = time.Hour
+	r := newRigWith(t, testPolicy, t0, cfg)
+	var pressure []int
+	for i, cost := range []int64{350, 0, 0} { // acme's hour slot is 416 of its 10_000 a day
+		x, err := r.send("sk-acme", chat("small", 10))
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		pressure = append(pressure, x.Pressure)
+		r.served(x)
+		r.finish(x, used(5, cost), nil)
+	}
+	// The first request's spend is committed after the second's admission
+	// read the budget: the third request is the first to feel it.
+	if diff := cmp.Diff([]int{0, 0, 1}, pressure); diff != "" {
+		t.Errorf("pressure per request (-want +got):\n%s", diff)
+	}
+	if got := r.st.takeCalls()["budget"]; got != 2 {
+		t.Errorf("budget reads %d, want 2 (daily and monthly, for the first request only)", got)
+	}
+	if got := value(t, metricsFor(r.reg).spent.WithLabelValues("acme", "daily")); got != 350 {
+		t.Errorf("spent gauge %v, want 350 as the last admission saw it", got)
 	}
 }
 

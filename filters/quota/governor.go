@@ -11,8 +11,11 @@ import (
 // view is a replica's recent reading of a tenant's daily budget.
 type view struct {
 	at    time.Time
-	daily store.BudgetState
+	daily store.BudgetState // Hourly holds the current hour only when taken from an admission
 	ok    bool
+	// loading is set while one request reads the store for the tenant;
+	// the others keep the view they have meanwhile.
+	loading bool
 }
 
 // pressure is the cost governor's level for a tenant (Exchange.Pressure).
@@ -47,17 +50,24 @@ func governorLevel(g policy.Governor, daily int64, st store.BudgetState) int {
 	return 0
 }
 
-// view returns the tenant's daily budget as read at most BudgetRefresh ago,
-// reading the store (and refreshing the budget gauges, monthly included)
-// when it is older. A store that cannot be read leaves the governor idle.
+// view returns the tenant's daily budget as read at most BudgetRefresh ago.
+// A tenant that sends requests is read by their admissions (observe); only
+// a view older than that, a tenant's first request or one after a quiet
+// spell, reads the store here, one request at a time per tenant (refreshing
+// the budget gauges, monthly included). A store that cannot be read leaves
+// the governor idle.
 func (f *Filter) view(ctx context.Context, t *policy.Tenant) view {
 	now := f.now()
 	f.viewMu.Lock()
 	v, ok := f.views[t.Name]
-	f.viewMu.Unlock()
-	if ok && now.Sub(v.at) < f.cfg.BudgetRefresh {
+	if ok && (now.Sub(v.at) < f.cfg.BudgetRefresh || v.loading) {
+		f.viewMu.Unlock()
 		return v
 	}
+	v.loading = true
+	f.views[t.Name] = v
+	f.viewMu.Unlock()
+
 	v = view{at: now}
 	scope := store.Scope{Tenant: t.Name}
 	for _, l := range []store.BudgetLine{
@@ -73,16 +83,50 @@ func (f *Filter) view(ctx context.Context, t *policy.Tenant) view {
 		if err != nil {
 			continue
 		}
-		period := l.Period.String()
-		f.metrics.spent.WithLabelValues(t.Name, period).Set(float64(st.Spent))
-		f.metrics.reserved.WithLabelValues(t.Name, period).Set(float64(st.Reserved))
-		f.metrics.remaining.WithLabelValues(t.Name, period).Set(float64(st.Remaining))
+		f.gauge(t.Name, l.Period, st.Spent, st.Reserved, st.Remaining)
 		if l.Period == store.Daily {
 			v.daily, v.ok = st, true
 		}
 	}
 	f.viewMu.Lock()
-	f.views[t.Name] = v
+	if cur := f.views[t.Name]; cur.loading { // an admission may have brought a newer one
+		f.views[t.Name] = v
+	}
 	f.viewMu.Unlock()
 	return v
+}
+
+// observe takes the tenant's budget figures an admission brought back
+// (states, one per line) as the governor's view and the gauges' values,
+// so that a tenant that sends requests costs the governor no store call.
+func (f *Filter) observe(t *policy.Tenant, lines []store.BudgetLine, states []store.LineState) {
+	if len(states) != len(lines) {
+		return
+	}
+	v := view{at: f.now()}
+	for i, l := range lines {
+		if l.Scope != (store.Scope{Tenant: t.Name}) {
+			continue
+		}
+		st := states[i]
+		f.gauge(t.Name, l.Period, st.Spent, st.Reserved, st.Remaining)
+		if l.Period == store.Daily {
+			v.daily = store.BudgetState{Spent: st.Spent, Reserved: st.Reserved, Remaining: st.Remaining, CurrentHour: st.Hour}
+			v.daily.Hourly[st.Hour] = st.HourSpent // the only slot the governor reads
+			v.ok = true
+		}
+	}
+	if v.ok {
+		f.viewMu.Lock()
+		f.views[t.Name] = v
+		f.viewMu.Unlock()
+	}
+}
+
+// gauge sets the budget gauges of one of a tenant's periods.
+func (f *Filter) gauge(tenant string, p store.Period, spent, reserved, remaining int64) {
+	period := p.String()
+	f.metrics.spent.WithLabelValues(tenant, period).Set(float64(spent))
+	f.metrics.reserved.WithLabelValues(tenant, period).Set(float64(reserved))
+	f.metrics.remaining.WithLabelValues(tenant, period).Set(float64(remaining))
 }

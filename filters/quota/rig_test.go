@@ -98,63 +98,107 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// flaky is a store that is unavailable while down.
+// flaky is a store that is unavailable while down. It counts the budget
+// and limit calls made to it, down or not.
 type flaky struct {
 	store.Store
 	down atomic.Bool
+
+	mu    sync.Mutex
+	calls map[string]int
 }
 
-func (s *flaky) err(op string) error {
-	return fmt.Errorf("store %s: %w: connection refused", op, store.ErrUnavailable)
+// call counts op and fails it while the store is down.
+func (s *flaky) call(op string) error {
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[op]++
+	s.mu.Unlock()
+	if s.down.Load() {
+		return fmt.Errorf("store %s: %w: connection refused", op, store.ErrUnavailable)
+	}
+	return nil
+}
+
+// takeCalls returns the calls counted so far and starts again.
+func (s *flaky) takeCalls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls
+	s.calls = nil
+	return c
 }
 
 func (s *flaky) TakeTokens(ctx context.Context, b store.Bucket, n int64) (store.BucketResult, error) {
-	if s.down.Load() {
-		return store.BucketResult{}, s.err("take_tokens")
+	if err := s.call("take_tokens"); err != nil {
+		return store.BucketResult{}, err
 	}
 	return s.Store.TakeTokens(ctx, b, n)
 }
 
 func (s *flaky) AddWindows(ctx context.Context, g string, l []store.WindowLine) (store.WindowResult, error) {
-	if s.down.Load() {
-		return store.WindowResult{}, s.err("add_windows")
+	if err := s.call("add_windows"); err != nil {
+		return store.WindowResult{}, err
 	}
 	return s.Store.AddWindows(ctx, g, l)
 }
 
 func (s *flaky) AdjustWindow(ctx context.Context, r store.WindowRef, d int64) (bool, error) {
-	if s.down.Load() {
-		return false, s.err("adjust_window")
+	if err := s.call("adjust_window"); err != nil {
+		return false, err
 	}
 	return s.Store.AdjustWindow(ctx, r, d)
 }
 
 func (s *flaky) Reserve(ctx context.Context, id store.ReservationID, l []store.BudgetLine, a int64, ttl time.Duration) error {
-	if s.down.Load() {
-		return s.err("reserve")
+	if err := s.call("reserve"); err != nil {
+		return err
 	}
 	return s.Store.Reserve(ctx, id, l, a, ttl)
 }
 
 func (s *flaky) Commit(ctx context.Context, id store.ReservationID, a int64) (store.Outcome, error) {
-	if s.down.Load() {
-		return 0, s.err("commit")
+	if err := s.call("commit"); err != nil {
+		return 0, err
 	}
 	return s.Store.Commit(ctx, id, a)
 }
 
 func (s *flaky) Release(ctx context.Context, id store.ReservationID) (store.Outcome, error) {
-	if s.down.Load() {
-		return 0, s.err("release")
+	if err := s.call("release"); err != nil {
+		return 0, err
 	}
 	return s.Store.Release(ctx, id)
 }
 
 func (s *flaky) Budget(ctx context.Context, l store.BudgetLine) (store.BudgetState, error) {
-	if s.down.Load() {
-		return store.BudgetState{}, s.err("budget")
+	if err := s.call("budget"); err != nil {
+		return store.BudgetState{}, err
 	}
 	return s.Store.Budget(ctx, l)
+}
+
+func (s *flaky) Admit(ctx context.Context, a store.Admission) (store.AdmissionResult, error) {
+	if err := s.call("admit"); err != nil {
+		return store.AdmissionResult{}, err
+	}
+	return s.Store.Admit(ctx, a)
+}
+
+// Settle loses every delta while down, and fails only a settlement that
+// has a reservation, as Redis does.
+func (s *flaky) Settle(ctx context.Context, st store.Settlement) (store.SettleResult, error) {
+	err := s.call("settle")
+	if err == nil {
+		return s.Store.Settle(ctx, st)
+	}
+	res := store.SettleResult{Applied: make([]bool, len(st.Windows)), Lost: len(st.Windows)}
+	if st.ID == (store.ReservationID{}) {
+		return res, nil
+	}
+	return res, err
 }
 
 // rig is a chain of auth, router and quota over a memory store, with one
@@ -173,8 +217,17 @@ type rig struct {
 
 func newRig(t *testing.T) *rig { return newRigFor(t, testPolicy, t0) }
 
-// newRigFor builds a rig for another policy, its clock at start.
+// newRigFor builds a rig for another policy, its clock at start. Its quota
+// filters read the governor's view on every request (budget_refresh 0).
 func newRigFor(t *testing.T, yaml string, start time.Time) *rig {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.BudgetRefresh = 0
+	return newRigWith(t, yaml, start, cfg)
+}
+
+// newRigWith builds a rig whose quota filters have cfg.
+func newRigWith(t *testing.T, yaml string, start time.Time, cfg Config) *rig {
 	t.Helper()
 	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(yaml)}})
 	if err != nil {
@@ -194,8 +247,6 @@ func newRigFor(t *testing.T, yaml string, start time.Time) *rig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := DefaultConfig()
-		cfg.BudgetRefresh = 0
 		r.chains[route.Name] = filters.NewChain([]filters.Filter{a, rt, newFilter(cfg, deps, r.clock.Now)})
 	}
 	return r
