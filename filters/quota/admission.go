@@ -26,10 +26,11 @@ type admission struct {
 	tokens int64
 	// windows are the caller's window counters this request was added to.
 	windows []charge
-	// provider and providerTPM are the provider window charged, if any.
-	provider    string
-	providerTPM *store.WindowRef
-	resv        store.ReservationID
+	// provider is the provider whose windows this request was counted in,
+	// if any, and providerRPM and providerTPM those windows.
+	provider                 string
+	providerRPM, providerTPM *store.WindowRef
+	resv                     store.ReservationID
 	// lines are the budget lines reserved on (reserved), or to record the
 	// spend on once the store is back (unreserved: admitted during an
 	// outage under budgets that fail open).
@@ -41,7 +42,8 @@ type admission struct {
 	uncertain bool
 	headers   rateHeaders
 	// refused is set when the quota filter itself refused the request: the
-	// request windows it was counted in get it back.
+	// request windows it was counted in, its provider's included, get it
+	// back.
 	refused bool
 }
 
@@ -116,12 +118,16 @@ func keyScope(k *policy.Key) string {
 // with the scope each bucket, window and budget line belongs to.
 type claim struct {
 	store.Admission
-	bucketOwners []scope
-	kinds        []charge // per window line: requests or tokens
-	windowOwners []scope
-	lines        []store.BudgetLine // the caller's budget lines, reserved on or not
-	lineOwners   []scope
-	budgetOpen   bool // every budget of the caller fails open
+	// firstProvider is the provider of the plan's first target when the
+	// admission counts it in advance (Provider), and first the answer.
+	firstProvider *policy.Provider
+	first         *providerCheck
+	bucketOwners  []scope
+	kinds         []charge // per window line: requests or tokens
+	windowOwners  []scope
+	lines         []store.BudgetLine // the caller's budget lines, reserved on or not
+	lineOwners    []scope
+	budgetOpen    bool // every budget of the caller fails open
 }
 
 func claimOf(a *admission, sc []scope) *claim {
@@ -150,6 +156,12 @@ func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) e
 		a.resv = reservationID(a.tenant.Name, x.ID)
 		c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
 	}
+	if costly == nil {
+		if p := p.plan[0].Provider(); limited(p) {
+			c.firstProvider = p
+			c.Provider = &store.WindowsCall{Group: providerGroup(p), Lines: providerLines(p, a.tokens)}
+		}
+	}
 	refused, err := f.take(ctx, a, c)
 	if err != nil {
 		return err
@@ -161,20 +173,26 @@ func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) e
 		return err
 	}
 	p.apply(x, f.metrics, a)
-	return f.providerLimits(ctx, x, a)
+	return f.providerLimits(ctx, x, a, c.first)
 }
 
 // take makes the claim in one Admit and reads its answer: rate-limit
 // headers, the window charges and reservation Done settles, or a
 // refusal. A refusal by a budget is returned apart, for the plan to be
-// narrowed to fit it.
+// narrowed to fit it. The first target's provider is counted in the same
+// round trip, ahead of its turn: a request that does not get that far
+// gives the count back when it ends.
 func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.BudgetExceededError, error) {
 	if len(c.Buckets) == 0 && len(c.Windows) == 0 && len(c.Lines) == 0 {
-		return nil, nil
+		return nil, nil // nothing of the tenant's: the provider is counted in its turn
 	}
 	cctx, cancel := f.call(ctx)
 	res, err := f.store.Admit(cctx, c.Admission)
 	cancel()
+	if c.Provider != nil {
+		c.first = &providerCheck{provider: c.firstProvider, lines: c.Provider.Lines, res: res.Provider, err: res.ProviderErr}
+		a.counted(c.first)
+	}
 	if err != nil {
 		return nil, f.admitOutage(a, c, err)
 	}
@@ -290,77 +308,6 @@ func windowLines(sc []scope, tokens int64) ([]store.WindowLine, []charge, []scop
 // tenantGroup holds all of a tenant's windows. It is the tenant's scope
 // string, so the store keeps the windows beside the tenant's budgets.
 func tenantGroup(t *policy.Tenant) string { return store.Scope{Tenant: t.Name}.String() }
-
-// providerLimits counts the request against the provider of the plan's
-// first target. A provider at its own limit loses its targets and the next
-// one is tried; only when none is left is the request refused. The
-// fallbacks behind the first admitted target are not counted: they are
-// used only when it fails.
-func (f *Filter) providerLimits(ctx context.Context, x *filters.Exchange, a *admission) error {
-	full := map[*policy.Provider]bool{}
-	var (
-		kept  []filters.Target
-		wait  time.Duration
-		names []string
-	)
-	for _, t := range x.Plan {
-		p := t.Provider()
-		if full[p] {
-			continue
-		}
-		if len(kept) > 0 || (p.RequestsPerMinute == 0 && p.TokensPerMinute == 0) {
-			kept = append(kept, t)
-			continue
-		}
-		var lines []store.WindowLine
-		if p.RequestsPerMinute > 0 {
-			lines = append(lines, store.WindowLine{Name: "rpm", Limit: int64(p.RequestsPerMinute), Size: time.Minute, Amount: 1})
-		}
-		if p.TokensPerMinute > 0 {
-			lines = append(lines, store.WindowLine{Name: "tpm", Limit: int64(p.TokensPerMinute), Size: time.Minute, Amount: a.tokens})
-		}
-		cctx, cancel := f.call(ctx)
-		res, err := f.store.AddWindows(cctx, "provider:"+p.Name, lines)
-		cancel()
-		if err != nil {
-			// A provider's own limit is a courtesy to it: when it cannot be
-			// checked the request goes anyway, and the provider may 429.
-			if err := f.outage(a, true, "provider", "", err); err != nil {
-				return err
-			}
-			kept = append(kept, t)
-			continue
-		}
-		if !res.Allowed {
-			full[p] = true
-			f.metrics.moved.WithLabelValues(p.Name, lines[res.Refused].Name).Inc()
-			if r := res.Lines[res.Refused].ResetIn; wait == 0 || r < wait {
-				wait = r
-			}
-			names = append(names, p.Name)
-			continue
-		}
-		a.provider = p.Name
-		for j, l := range lines {
-			if l.Name == "tpm" {
-				ref := res.Lines[j].Ref
-				a.providerTPM = &ref
-			}
-		}
-		kept = append(kept, t)
-	}
-	if len(kept) == 0 {
-		e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
-			"every provider that can serve this request is at its rate limit (%s); try again in %s",
-			joinNames(names), seconds(wait))
-		return f.refuse(a, "provider", "provider", e, wait)
-	}
-	if len(kept) < len(x.Plan) {
-		x.Plan = kept
-		x.RouteReason += "; skipped providers at their rate limit: " + joinNames(names)
-	}
-	return nil
-}
 
 // refuse counts a refusal and dresses it with the rate-limit headers and
 // retry-after.

@@ -259,7 +259,10 @@ func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) 
 			add(c.ref, -1)
 		}
 	}
-	if a.providerTPM != nil {
+	switch {
+	case a.refused:
+		s.Windows = append(s.Windows, a.providerDeltas(-1, -a.tokens)...)
+	case a.providerTPM != nil:
 		if last := x.LastAttempt(); last != nil && last.Target.Provider().Name == a.provider {
 			add(*a.providerTPM, used-a.tokens)
 		}
@@ -273,9 +276,7 @@ func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) 
 		cctx, cancel := f.call(ctx)
 		res, err := f.store.Settle(cctx, s)
 		cancel()
-		if res.Lost > 0 {
-			f.metrics.outages.WithLabelValues(a.tenant.Name, "settle", "open").Add(float64(res.Lost))
-		}
+		f.lost(a, res.Lost)
 		out := res.Outcome
 		if commit && err != nil && f.spool != nil {
 			out, err = f.spool.Keep(a.resv, x.Usage.CostMicros, err)
@@ -316,6 +317,13 @@ func (f *Filter) settled(ctx context.Context, x *filters.Exchange, out store.Out
 		f.log.WarnContext(ctx, "quota: settling a budget reservation failed", "request_id", x.ID, "error", err.Error())
 	case out != 0:
 		f.metrics.settled.WithLabelValues(out.String()).Inc()
+	}
+}
+
+// lost counts window corrections the store was down for.
+func (f *Filter) lost(a *admission, n int) {
+	if n > 0 {
+		f.metrics.outages.WithLabelValues(a.tenant.Name, "settle", "open").Add(float64(n))
 	}
 }
 

@@ -136,6 +136,16 @@ func TestRefusals(t *testing.T) {
 			wantRefusal: [4]string{"free", "", "provider", "provider"},
 		},
 		{
+			name: "a provider at its limit leaves the plan, counted with the caller's admission", key: "sk-acme", body: chat("big", 10), before: 2,
+			wantPlan: []string{"small"},
+		},
+		{
+			name: "no provider left, counted with the caller's admission", key: "sk-acme", body: chat("solo", 10), before: 2,
+			wantStatus: 429, wantCode: "rate_limit_exceeded", wantMsg: "every provider that can serve this request is at its rate limit (pa); try again in 50s",
+			wantHeaders: map[string]string{"retry-after": "50"},
+			wantRefusal: [4]string{"acme", "", "provider", "provider"},
+		},
+		{
 			name: "store down, limits that fail closed", setup: func(r *rig) { r.st.down.Store(true) }, key: "sk-closed", body: chat("small", 10),
 			wantStatus: 503, wantCode: "quota_unavailable", wantMsg: "cannot check your rate limit right now",
 			wantHeaders: map[string]string{"retry-after": "1"},
@@ -443,9 +453,9 @@ func TestGovernorSteersTheRouter(t *testing.T) {
 }
 
 // TestStoreCallsPerRequest counts the store calls of one request, after
-// earlier ones filled the governor's view: an admission is one call, and
-// so is a settlement, whatever limits apply. Only a provider's own limits
-// and a plan narrowed to fit a budget cost one more.
+// earlier ones filled the governor's view: an admission is one call, a
+// provider's own limits included, and so is a settlement, whatever limits
+// apply. Only a plan narrowed to fit a budget costs more.
 func TestStoreCallsPerRequest(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -462,11 +472,13 @@ func TestStoreCallsPerRequest(t *testing.T) {
 		},
 		{
 			name: "a provider with limits of its own", key: "sk-acme", body: chat("big", 10),
-			wantSend: map[string]int{"admit": 1, "add_windows": 1}, wantDone: map[string]int{"settle": 1},
+			wantSend: map[string]int{"admit": 1}, wantDone: map[string]int{"settle": 1},
 		},
 		{
+			// It reserves again, and gives back at once its count at the
+			// provider of the model it no longer starts with.
 			name: "a plan narrowed to fit the budget", key: "sk-down", body: chat("big", 100),
-			wantSend: map[string]int{"admit": 1, "reserve": 1}, wantDone: map[string]int{"settle": 1},
+			wantSend: map[string]int{"admit": 1, "reserve": 1, "settle": 1}, wantDone: map[string]int{"settle": 1},
 		},
 		{
 			name: "a request its bucket refuses", key: "sk-bursty", body: chat("small", 10), earlier: 3,
@@ -502,6 +514,67 @@ func TestStoreCallsPerRequest(t *testing.T) {
 			r.finish(x, used(5, 100), cause)
 			if diff := cmp.Diff(tc.wantDone, r.st.takeCalls(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("settlement's store calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProviderCountedWithTheAdmission: the first target's provider is
+// counted in the admission's round trip, before the caller's limits have
+// answered. A request that does not go to that provider gives its count
+// back: when it ends if quota refused it, at once if its plan moved off
+// the provider.
+func TestProviderCountedWithTheAdmission(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     func(r *rig)
+		key, body string
+		wantSent  [2]int64 // provider pa's requests and tokens once admission is over
+		wantDone  [2]int64 // and once the request ended
+	}{
+		{
+			name: "admitted: counted, and its tokens corrected when it ends", key: "sk-acme", body: chat("big", 10),
+			wantSent: [2]int64{1, 18}, wantDone: [2]int64{1, 13},
+		},
+		{
+			name: "refused by the budget: given back when it ends", setup: func(r *rig) { r.spendEarlier("down", 900) },
+			key: "sk-down", body: chat("big", 100),
+			wantSent: [2]int64{1, 108}, wantDone: [2]int64{0, 0},
+		},
+		{
+			name: "downgraded to another provider's model: given back at once", key: "sk-down", body: chat("big", 100),
+			wantSent: [2]int64{0, 0}, wantDone: [2]int64{0, 0},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			if tc.setup != nil {
+				tc.setup(r)
+			}
+			pa := func() [2]int64 {
+				t.Helper()
+				w, err := r.mem.AddWindows(context.Background(), "provider:pa", []store.WindowLine{
+					{Name: "rpm", Limit: 2, Size: time.Minute}, {Name: "tpm", Limit: 400, Size: time.Minute},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return [2]int64{w.Lines[0].Used, w.Lines[1].Used}
+			}
+			x, refusal := r.send(tc.key, tc.body)
+			if got := pa(); got != tc.wantSent {
+				t.Errorf("after admission: provider counts %v, want %v", got, tc.wantSent)
+			}
+			var cause error
+			if refusal != nil {
+				cause = refusal
+			} else {
+				r.served(x)
+			}
+			r.finish(x, used(5, 100), cause)
+			if got := pa(); got != tc.wantDone {
+				t.Errorf("after the end: provider counts %v, want %v", got, tc.wantDone)
 			}
 		})
 	}

@@ -180,9 +180,14 @@ func (s *flaky) Budget(ctx context.Context, l store.BudgetLine) (store.BudgetSta
 	return s.Store.Budget(ctx, l)
 }
 
+// Admit fails the provider's windows too while down, as Redis does.
 func (s *flaky) Admit(ctx context.Context, a store.Admission) (store.AdmissionResult, error) {
 	if err := s.call("admit"); err != nil {
-		return store.AdmissionResult{}, err
+		var res store.AdmissionResult
+		if a.Provider != nil {
+			res.ProviderErr = err
+		}
+		return res, err
 	}
 	return s.Store.Admit(ctx, a)
 }

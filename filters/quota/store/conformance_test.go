@@ -548,6 +548,10 @@ func testInvalid(t *testing.T, newReplica func(Clock) Store) {
 			_, err := s.Admit(ctx, Admission{Tenant: "acme", ID: rid("x"), Lines: []BudgetLine{ok}, Amount: 1})
 			return err
 		}},
+		{"admission with a bad provider window", func() error {
+			_, err := s.Admit(ctx, Admission{Tenant: "acme", Provider: &WindowsCall{Group: "provider:pa", Lines: []WindowLine{{Name: "rpm", Limit: -1, Size: time.Minute}}}})
+			return err
+		}},
 		{"settlement with a negative actual", func() error {
 			_, err := s.Settle(ctx, Settlement{ID: rid("x"), Actual: -1})
 			return err

@@ -387,6 +387,9 @@ func (m *Memory) Admit(_ context.Context, a Admission) (AdmissionResult, error) 
 			res.Refused = RefusedBudget
 		}
 	}
+	if a.Provider != nil {
+		res.Provider = m.addWindows(a.Provider.Group, a.Provider.Lines, now.UnixMilli(), true)
+	}
 	return res, nil
 }
 

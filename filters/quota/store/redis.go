@@ -171,15 +171,26 @@ func (r *Redis) AddWindows(ctx context.Context, group string, lines []WindowLine
 	if err := checkWindows(group, lines); err != nil {
 		return WindowResult{}, err
 	}
+	c := r.windowsCall(group, lines)
+	v, err := r.run(ctx, "add_windows", c.s, c.keys, c.args...)
+	if err != nil {
+		return WindowResult{}, err
+	}
+	return readWindows(group, lines, v)
+}
+
+// windowsCall is the windows_add script run of one AddWindows.
+func (r *Redis) windowsCall(group string, lines []WindowLine) scriptCall {
 	base := r.windowBase(group)
 	args := []any{r.now(), base, len(lines)}
 	for _, l := range lines {
 		args = append(args, l.Name, l.Limit, l.Size.Milliseconds(), l.Amount)
 	}
-	v, err := r.run(ctx, "add_windows", windowsAddScript, []string{base}, args...)
-	if err != nil {
-		return WindowResult{}, err
-	}
+	return scriptCall{windowsAddScript, []string{base}, args}
+}
+
+// readWindows decodes the windows_add script's reply.
+func readWindows(group string, lines []WindowLine, v []any) (WindowResult, error) {
 	n, err := ints(v, 2+2*len(lines))
 	if err != nil {
 		return WindowResult{}, fmt.Errorf("store add_windows: %w", err)

@@ -12,7 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Admit implements Requests: one script on the tenant's slot.
+// Admit implements Requests: one script on the tenant's slot, and the
+// provider's windows pipelined beside it.
 func (r *Redis) Admit(ctx context.Context, a Admission) (AdmissionResult, error) {
 	if err := a.check(); err != nil {
 		return AdmissionResult{}, err
@@ -41,13 +42,28 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (AdmissionResult, error)
 	} else {
 		args = append(args, "", 0, 0, 0)
 	}
-	v, err := r.run(ctx, "admit", admitScript, keys, args...)
+	calls := []scriptCall{{admitScript, keys, args}}
+	if a.Provider != nil {
+		calls = append(calls, r.windowsCall(a.Provider.Group, a.Provider.Lines))
+	}
+	cmds := r.runAll(ctx, calls)
+	var provider WindowResult
+	var providerErr error
+	if a.Provider != nil {
+		if v, err := cmds[1].Slice(); err != nil {
+			providerErr = r.fail("add_windows", err)
+		} else {
+			provider, providerErr = readWindows(a.Provider.Group, a.Provider.Lines, v)
+		}
+	}
+	v, err := cmds[0].Slice()
 	if err != nil {
-		return AdmissionResult{}, err
+		return AdmissionResult{Provider: provider, ProviderErr: providerErr}, r.fail("admit", err)
 	}
 	res, expired, err := readAdmission(a, v)
+	res.Provider, res.ProviderErr = provider, providerErr
 	if err != nil {
-		return AdmissionResult{}, fmt.Errorf("store admit: %w", err)
+		return res, fmt.Errorf("store admit: %w", err)
 	}
 	r.metrics.expiredN(expired)
 	return res, nil

@@ -30,6 +30,18 @@ type Admission struct {
 	Lines  []BudgetLine
 	Amount int64
 	TTL    time.Duration
+	// Provider, when set, is one more AddWindows, on a group outside the
+	// tenant (a provider's own limits), sent in the same round trip. It is
+	// not part of the admission: it runs whatever the admission answers,
+	// and the caller gives back what it added if the request does not go
+	// on.
+	Provider *WindowsCall
+}
+
+// WindowsCall is one AddWindows call.
+type WindowsCall struct {
+	Group string
+	Lines []WindowLine
 }
 
 // Stage is the step of an admission that refused it.
@@ -61,6 +73,10 @@ type AdmissionResult struct {
 	// ran, granted or not (nil when it did not run), in the order of
 	// Admission.Lines: enough for the cost governor without a Budget call.
 	Lines []LineState
+	// Provider answers Admission.Provider; ProviderErr is its own error
+	// (its slot unreachable, say). Both are set whatever Admit's error.
+	Provider    WindowResult
+	ProviderErr error
 }
 
 // LineState is a budget line's current period as an admission saw it.
@@ -99,6 +115,11 @@ func (a Admission) check() error {
 		}
 		if t, ok := tenantOf(a.Group); !ok || t != a.Tenant {
 			return fmt.Errorf("%w: window group %s is not tenant %s's", ErrInvalid, a.Group, a.Tenant)
+		}
+	}
+	if a.Provider != nil {
+		if err := checkWindows(a.Provider.Group, a.Provider.Lines); err != nil {
+			return err
 		}
 	}
 	if !a.reserves() {

@@ -28,6 +28,8 @@ type admitView struct {
 	Used           []int64
 	Budget         string
 	Lines          []LineState
+	ProviderUsed   []int64 // nil without a provider
+	ProviderOK     bool
 }
 
 func viewAdmission(tenant string, res AdmissionResult) admitView {
@@ -38,6 +40,10 @@ func viewAdmission(tenant string, res AdmissionResult) admitView {
 	if res.Budget != nil {
 		v.Budget = strings.ReplaceAll(res.Budget.Error(), "tenant:"+tenant, "tenant:*")
 	}
+	for _, l := range res.Provider.Lines {
+		v.ProviderUsed = append(v.ProviderUsed, l.Used)
+	}
+	v.ProviderOK = res.Provider.Allowed
 	return v
 }
 
@@ -154,6 +160,20 @@ func testAdmit(t *testing.T, newReplica func(Clock) Store) {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
+	t.Run("a provider's windows are added whatever the admission answers", func(t *testing.T) {
+		a := admission("a6", 1, 10)
+		a.Buckets = []Bucket{{Name: "tenant:acme/key:none", ReplenishRate: 1, BurstCapacity: 0}} // refuses everything
+		a.Provider = &WindowsCall{Group: "provider:pa", Lines: []WindowLine{{Name: "rpm", Limit: 5, Size: time.Minute, Amount: 1}}}
+		for i, want := range []int64{1, 2} {
+			res, err := replicas[i].Admit(ctx, a)
+			if err != nil || res.ProviderErr != nil {
+				t.Fatal(err, res.ProviderErr)
+			}
+			if got := viewAdmission("acme", res); got.Refused != RefusedBucket || !got.ProviderOK || got.ProviderUsed[0] != want {
+				t.Errorf("admission %d: %+v; want refused by a bucket and the provider counting %d", i+1, got, want)
+			}
+		}
+	})
 	t.Run("the governor's hour", func(t *testing.T) {
 		settle(t, replicas[0], true, "a1", 40_000, OutcomeCommitted, nil)
 		a := admission("a5", 10_000, 10)
@@ -220,18 +240,23 @@ func testAdmitMatchesSeparateCalls(t *testing.T, newReplica func(Clock) Store) {
 		withWindows := append([]WindowLine(nil), a.windows...)
 		withWindows[1].Amount = tokens
 
+		provider := []WindowLine{{Name: "rpm", Limit: 30, Size: time.Minute, Amount: 1}, {Name: "tpm", Limit: 8000, Size: time.Minute, Amount: tokens}}
 		got, err := combined.Admit(ctx, Admission{
 			Tenant: "acme", Buckets: a.buckets, Group: "tenant:acme", Windows: withWindows,
 			ID: ReservationID{Tenant: "acme", Request: req}, Lines: a.lines, Amount: amount, TTL: ttl,
+			Provider: &WindowsCall{Group: "provider:acme-pa", Lines: provider},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantRefs := admitSeparately(t, separate, "twin", req, b.buckets, withWindows, b.lines, amount, ttl)
+		want, wantRefs := admitSeparately(t, separate, "twin", req, b.buckets, withWindows, b.lines, amount, ttl, provider)
 		if diff := cmp.Diff(viewAdmission("twin", want), viewAdmission("acme", got)); diff != "" {
 			t.Fatalf("step %d: Admit differs from separate calls (-separate +admit):\n%s", step, diff)
 		}
 		stages[got.Refused]++
+		if !got.Provider.Allowed {
+			stages[255]++ // the provider refused
+		}
 		if got.Refused == Admitted || got.Refused == RefusedBudget {
 			flying = append(flying, inFlight{req: req, reserved: got.Refused == Admitted, tokens: tokens,
 				refs: [2][]WindowRef{{got.Windows.Lines[1].Ref}, wantRefs}})
@@ -253,7 +278,7 @@ func testAdmitMatchesSeparateCalls(t *testing.T, newReplica func(Clock) Store) {
 	}
 	// The traffic must have met every refusal and every way a reservation
 	// ends, or the comparison proved less than it claims.
-	for _, st := range []Stage{Admitted, RefusedBucket, RefusedWindows, RefusedBudget} {
+	for _, st := range []Stage{Admitted, RefusedBucket, RefusedWindows, RefusedBudget, 255} {
 		if stages[st] == 0 {
 			t.Errorf("no admission ended at stage %d", st)
 		}
@@ -272,11 +297,15 @@ func testAdmitMatchesSeparateCalls(t *testing.T, newReplica func(Clock) Store) {
 
 // admitSeparately is an Admission made of the calls it stands for. A
 // refusing bucket's headers come from a read of the windows (amounts 0).
-func admitSeparately(t *testing.T, s Store, tenant, req string, buckets []Bucket, windows []WindowLine, lines []BudgetLine, amount int64, ttl time.Duration) (AdmissionResult, []WindowRef) {
+func admitSeparately(t *testing.T, s Store, tenant, req string, buckets []Bucket, windows []WindowLine, lines []BudgetLine, amount int64, ttl time.Duration, provider []WindowLine) (AdmissionResult, []WindowRef) {
 	t.Helper()
 	ctx := context.Background()
 	group := "tenant:" + tenant
 	var res AdmissionResult
+	var err error
+	if res.Provider, err = s.AddWindows(ctx, "provider:"+tenant+"-pa", provider); err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range buckets {
 		r, err := s.TakeTokens(ctx, b, 1)
 		if err != nil {
@@ -558,7 +587,7 @@ func testConcurrentAdmit(t *testing.T, newReplica func(Clock) Store) {
 }
 
 // TestRedisRoundTrips holds Admit and Settle to one round trip each, with
-// every kind of limit, a provider's window among the deltas included.
+// every kind of limit, a provider's windows included.
 func TestRedisRoundTrips(t *testing.T) {
 	trips := &redistest.Trips{}
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
@@ -578,8 +607,9 @@ func TestRedisRoundTrips(t *testing.T) {
 			Tenant: "acme", Buckets: []Bucket{{Name: "tenant:acme/key:k1", ReplenishRate: 100, BurstCapacity: 100}, {Name: "tenant:acme", ReplenishRate: 100, BurstCapacity: 100}},
 			Group: "tenant:acme", Windows: []WindowLine{{Name: "rpm", Limit: 1000, Size: time.Minute, Amount: 1}, {Name: "tpm", Limit: 1 << 40, Size: time.Minute, Amount: 100}},
 			ID: id, Lines: lines, Amount: 1_000, TTL: time.Minute,
+			Provider: &WindowsCall{Group: "provider:pa", Lines: []WindowLine{{Name: "rpm", Limit: 1000, Size: time.Minute, Amount: 1}}},
 		})
-		if err != nil || res.Refused != Admitted {
+		if err != nil || res.Refused != Admitted || res.ProviderErr != nil {
 			t.Fatalf("admit: %+v, %v", res, err)
 		}
 		admitTrips := trips.Count()
