@@ -21,7 +21,9 @@ type Config struct {
 	// unreachable store is noticed quickly and on_store_outage decides.
 	StoreTimeout time.Duration
 	// BudgetRefresh is how old the cost governor's view of a tenant's
-	// budget may be; it reads the store at most this often per tenant.
+	// budget may be. Every admission of the tenant refreshes the view, so
+	// the governor reads the store itself only for a view older than this
+	// (a tenant's first request, or one after a quiet spell).
 	BudgetRefresh time.Duration
 }
 

@@ -8,7 +8,9 @@
 // moves targets whose provider is at its own limit out of the plan. When the
 // answer is complete it commits the actual cost and gives back the rest; a
 // failed, refused or cancelled request gives back everything. Every limit
-// lives in the shared store, so replicas enforce them together.
+// lives in the shared store, so replicas enforce them together; admitting
+// a request is one store call, and so is settling it (one Redis round trip
+// each).
 //
 // Its request-headers hook is the cost governor: it reads how much of the
 // tenant's daily budget is spent and tells the router (Exchange.Pressure)
