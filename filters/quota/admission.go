@@ -145,21 +145,22 @@ func claimOf(a *admission, sc []scope) *claim {
 
 // admit holds the request to the caller's limits in the order
 // docs/BUDGETS.md gives: buckets, windows, the most a request may cost,
-// budgets, then the provider's own limits. The first three and the
-// reservation are one store call.
+// budgets, then the provider's own limits. The buckets, windows and
+// reservation are one store call, which also counts the first target's
+// provider.
 func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
 	sc := scopes(x)
 	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade}
 	costly := capCost(sc, p)
 	c := claimOf(a, sc)
-	if costly == nil && len(c.lines) > 0 {
-		a.resv = reservationID(a.tenant.Name, x.ID)
-		c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
-	}
 	if costly == nil {
-		if p := p.plan[0].Provider(); limited(p) {
-			c.firstProvider = p
-			c.Provider = &store.WindowsCall{Group: providerGroup(p), Lines: providerLines(p, a.tokens)}
+		if len(c.lines) > 0 {
+			a.resv = reservationID(a.tenant.Name, x.ID)
+			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
+		}
+		if first := p.plan[0].Provider(); limited(first) {
+			c.firstProvider = first
+			c.Provider = &store.WindowsCall{Group: providerGroup(first), Lines: providerLines(first, a.tokens)}
 		}
 	}
 	refused, err := f.take(ctx, a, c)
