@@ -55,14 +55,29 @@ func run(write string, n1, n16 int) error {
 		return err
 	}
 	defer s.Close()
+	envoy, err := harness.FindEnvoy(mustRoot())
+	if err != nil {
+		return err
+	}
+	plain, err := startPlainEnvoy(envoy, s.Dir, s.Sim.Addr("openai"))
+	if err != nil {
+		return err
+	}
+	defer plain.stop()
 
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
 	stream := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello there, tell me something"}]}`)
-	direct := target{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: body}
-	gateway := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}
+	paths := []target{
+		{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: body},
+		{name: "plain Envoy", url: plain.url(), body: body},
+		{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"},
+	}
+	// The processes whose CPU each path costs besides the client and the
+	// simulator.
+	pids := [][]int{nil, {plain.cmd.Process.Pid}, {s.PID("envoy-0"), s.PID("extproc-0"), s.PID("redis")}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 
-	for _, t := range []target{direct, gateway} {
+	for _, t := range paths {
 		if _, err := measure(client, t, 300, 4); err != nil {
 			return fmt.Errorf("warm-up %s: %w", t.name, err)
 		}
@@ -73,42 +88,39 @@ func run(write string, n1, n16 int) error {
 		idle[p] = rssKB(s.PID(p))
 	}
 
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle}
-	// Interleave blocks so both paths see the same machine weather.
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths)}
 	for _, c := range []struct {
 		conc, n int
-		into    *[2]stats
+		into    *[3]stats
 	}{{1, n1, &r.C1}, {16, n16, &r.C16}} {
-		var lat [2][]time.Duration
-		var dur [2]time.Duration
-		blocks := 10
-		for b := range blocks {
-			for i, t := range []target{direct, gateway} {
-				if b == 0 && i == 1 && c.conc == 16 {
-					r.cpuBefore = cpuTicks(s.PID("envoy-0")) + cpuTicks(s.PID("extproc-0")) + cpuTicks(s.PID("redis"))
-				}
+		var (
+			lat   [3][]time.Duration
+			dur   [3]time.Duration
+			ticks [3]int64
+		)
+		// Interleave blocks so every path sees the same machine weather.
+		const blocks = 10
+		for range blocks {
+			for i, t := range paths {
+				before := cpuOf(pids[i])
 				start := time.Now()
 				l, err := measure(client, t, c.n/blocks, c.conc)
 				if err != nil {
 					return fmt.Errorf("%s at concurrency %d: %w", t.name, c.conc, err)
 				}
 				dur[i] += time.Since(start)
+				ticks[i] += cpuOf(pids[i]) - before
 				lat[i] = append(lat[i], l...)
 			}
 		}
-		if c.conc == 16 {
-			r.cpuAfter = cpuTicks(s.PID("envoy-0")) + cpuTicks(s.PID("extproc-0")) + cpuTicks(s.PID("redis"))
-			r.cpuRequests = len(lat[1])
-		}
-		for i := range 2 {
+		for i := range paths {
 			c.into[i] = summarize(lat[i], dur[i])
+			c.into[i].CPUPerRequest = time.Duration(float64(ticks[i]) * float64(10*time.Millisecond) / float64(len(lat[i])))
 		}
 	}
-	// CPU ticks were read around all gateway blocks, which interleave with
-	// direct blocks: the gateway processes idle during those.
 	var ttft [2][]time.Duration
 	for range 5 {
-		for i, t := range []target{{url: direct.url, body: stream}, {url: gateway.url, body: stream, auth: gateway.auth}} {
+		for i, t := range []target{{url: paths[0].url, body: stream}, {url: paths[2].url, body: stream, auth: paths[2].auth}} {
 			for range 60 {
 				d, err := firstToken(client, t)
 				if err != nil {
@@ -119,6 +131,9 @@ func run(write string, n1, n16 int) error {
 		}
 	}
 	r.TTFT = [2]time.Duration{pctl(ttft[0], 50), pctl(ttft[1], 50)}
+	if r.Decide, err = decisionTime(); err != nil {
+		return err
+	}
 
 	var out bytes.Buffer
 	r.render(&out)
@@ -127,6 +142,23 @@ func run(write string, n1, n16 int) error {
 		return docs.WriteSection(write, section, out.String())
 	}
 	return nil
+}
+
+func mustRoot() string {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		panic(err)
+	}
+	return root
+}
+
+// cpuOf sums the CPU clock ticks of processes.
+func cpuOf(pids []int) int64 {
+	var t int64
+	for _, p := range pids {
+		t += cpuTicks(p)
+	}
+	return t
 }
 
 // measure sends n requests with conc workers and returns their latencies.
@@ -213,6 +245,9 @@ func firstToken(client *http.Client, t target) (time.Duration, error) {
 type stats struct {
 	P50, P99   time.Duration
 	Throughput float64
+	// CPUPerRequest is the CPU time of the path's own processes (not the
+	// client's nor the simulator's) per request.
+	CPUPerRequest time.Duration
 }
 
 func summarize(lat []time.Duration, total time.Duration) stats {

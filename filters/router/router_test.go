@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/filters/router/routertest"
 )
 
 const testPolicy = `
@@ -243,29 +244,7 @@ func TestSplitShareIsStickyPerUser(t *testing.T) {
 // BenchmarkDecide measures one routing decision with 50 models and 20
 // rules, none of which match, so every rule is evaluated.
 func BenchmarkDecide(b *testing.B) {
-	var sb strings.Builder
-	sb.WriteString("providers:\n")
-	for i := range 5 {
-		fmt.Fprintf(&sb, "  - {name: p%d, kind: openai, base_url: \"http://127.0.0.1:%d\"}\n", i, 9000+i)
-	}
-	sb.WriteString("models:\n")
-	for i := range 50 {
-		fmt.Fprintf(&sb, "  - {name: m%d, provider: p%d, context_window: 128000, max_output_tokens: 4096, capabilities: [chat, tools, stream], quality: %.2f, price_usd_per_mtok: {input: %d, output: %d}}\n", i, i%5, float64(i%10)/10, i+1, 2*i+1)
-	}
-	sb.WriteString("routes:\n  - name: chat\n    path: /v1/chat/completions\n    api: chat_completions\n    routing:\n      fallback: [m1, m2]\n      rules:\n")
-	for i := range 20 {
-		switch i % 4 {
-		case 0:
-			fmt.Fprintf(&sb, "        - {name: r%d, when: {topic: [kw%d, other%d]}, route_to: [m%d]}\n", i, i, i, i)
-		case 1:
-			fmt.Fprintf(&sb, "        - {name: r%d, when: {token_count_above: %d}, route_to: [m%d]}\n", i, 100000+i, i)
-		case 2:
-			fmt.Fprintf(&sb, "        - {name: r%d, when: {header: {x-h%d: v}}, route_to: [m%d]}\n", i, i, i)
-		default:
-			fmt.Fprintf(&sb, "        - {name: r%d, when: {complexity: [complex], requires_vision: true}, route_to: [m%d]}\n", i, i)
-		}
-	}
-	p, err := policy.Compile([]policy.File{{Name: "bench.yaml", Data: []byte(sb.String())}})
+	p, err := routertest.Policy(50, 20)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -273,7 +252,7 @@ func BenchmarkDecide(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q := &Query{Chat: chat(b, userMsg("auto", "Summarise the attached meeting notes in three bullet points and list the owners of each action item.")), Hash: 7, User: "u", Header: func(string) string { return "" }}
+	q := &Query{Chat: chat(b, userMsg("auto", routertest.Prompt)), Hash: 7, User: "u", Header: func(string) string { return "" }}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := r.Decide(q); err != nil {
