@@ -88,6 +88,7 @@ func acceptance(t *testing.T) *acceptanceRun {
 			t.Fatalf("starting the gateway: %v", err)
 		}
 		cleanups = append(cleanups, s.Close)
+		sharedStacks = append(sharedStacks, s)
 		prom, err := s.StartPrometheus(context.Background(), root)
 		if err != nil {
 			t.Fatalf("starting prometheus: %v", err)

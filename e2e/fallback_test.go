@@ -38,6 +38,7 @@ func fallbacks(t *testing.T) *harness.Stack {
 `))
 		if fallbackErr == nil {
 			cleanups = append(cleanups, fallbackStack.Close)
+			sharedStacks = append(sharedStacks, fallbackStack)
 		}
 	})
 	if fallbackErr != nil {

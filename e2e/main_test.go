@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +23,41 @@ var shared *harness.Stack
 
 // cleanups run after every test: stacks shared by a group of tests.
 var cleanups []func()
+
+// sharedStacks are the stacks shared by a group of tests, whose logs are
+// checked for secrets once every test has run.
+var sharedStacks []*harness.Stack
+
+// secretPatterns match every secret the tests use: virtual keys (the local
+// ones, and the sk-sy- keys the admin API issues), the admin key and the
+// provider keys of the all-kinds policy. None may ever reach a log.
+var secretPatterns = regexp.MustCompile(`sk-local-(demo|team|admin)|sk-sy-[A-Za-z0-9_-]{16,}|sk-e2e-openai|az-e2e-key|compat-e2e-key|sk-ant-e2e|gem-e2e-key`)
+
+// secretsInLogs returns "file: line" for every log line of a stack that
+// holds a secret.
+func secretsInLogs(s *harness.Stack) []string {
+	var leaks []string
+	logs, _ := filepath.Glob(filepath.Join(s.Dir, "*.log"))
+	for _, name := range logs {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if m := secretPatterns.FindString(line); m != "" {
+				leaks = append(leaks, filepath.Base(name)+": "+m+" in "+truncate(line, 200))
+			}
+		}
+	}
+	return leaks
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
 
 const demoKey = "sk-local-demo"
 
@@ -38,6 +76,12 @@ func TestMain(m *testing.M) {
 	}
 	shared = s
 	code := m.Run()
+	for _, st := range append([]*harness.Stack{s}, sharedStacks...) {
+		if leaks := secretsInLogs(st); len(leaks) > 0 {
+			fmt.Fprintf(os.Stderr, "e2e: secrets in the logs of %s:\n  %s\n", st.Dir, strings.Join(leaks, "\n  "))
+			code = 1
+		}
+	}
 	for _, c := range cleanups {
 		c()
 	}
@@ -72,6 +116,9 @@ func startStack(t *testing.T, o harness.Options) *harness.Stack {
 		t.Fatalf("starting the gateway: %v", err)
 	}
 	t.Cleanup(func() {
+		for _, leak := range secretsInLogs(s) {
+			t.Errorf("secret in the logs: %s", leak)
+		}
 		if t.Failed() {
 			t.Logf("logs kept in %s", s.Dir)
 		}

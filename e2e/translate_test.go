@@ -59,6 +59,7 @@ func allKinds(t *testing.T) *harness.Stack {
 		})
 		if allKindsErr == nil {
 			cleanups = append(cleanups, allKindsStack.Close)
+			sharedStacks = append(sharedStacks, allKindsStack)
 		}
 	})
 	if allKindsErr != nil {
