@@ -23,7 +23,7 @@ func TestAuditTrail(t *testing.T) {
 	audit := func(process string, keep func(map[string]any) bool) []map[string]any {
 		return logLines(s, process, func(m map[string]any) bool { return m["kind"] == "audit" && keep(m) })
 	}
-	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"mail ana@example.com, key sk-proj-abcdefghijklmnopqrstuvwx"}]}`
+	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"mail ana@example.com, key sk-FAKEfakefakefakefake"}]}`
 	_, spied, _ := post(t, s, spyKey, body)
 	_, plain, _ := post(t, s, demoKey, body)
 	if code, b := admin(t, s, http.MethodPost, "/admin/fault/down", `{"provider":"gemini"}`); code != http.StatusOK {
@@ -71,7 +71,7 @@ func TestAuditTrail(t *testing.T) {
 		t.Errorf("fault drill events: %v", got)
 	}
 	for _, p := range []string{"extproc-0", "xds", "envoy-0"} {
-		if strings.Contains(s.Log(p), "ana@example.com") || strings.Contains(s.Log(p), "sk-proj-abcdefghijklmnopqrstuvwx") {
+		if strings.Contains(s.Log(p), "ana@example.com") || strings.Contains(s.Log(p), "sk-FAKEfakefakefakefake") {
 			t.Errorf("%s's log holds the prompt's personal data or secret", p)
 		}
 	}

@@ -18,7 +18,7 @@ func TestDetectSensitive(t *testing.T) {
 		{"ssn", "my SSN is 123-45-6789", SensitiveNationID},
 		{"chinese id with valid check digit", "身份证 11010519491231002X", SensitiveNationID},
 		{"chinese id with wrong check digit", "11010519491231002", ""},
-		{"openai key", "use sk-proj-abcdefghijklmnopqrstuvwx for it", SensitiveSecret},
+		{"openai key", "use sk-FAKEfakefakefakefake for it", SensitiveSecret},
 		{"aws key", "AKIAIOSFODNN7EXAMPLE", SensitiveSecret},
 		{"private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE", SensitiveSecret},
 		{"arithmetic", "what is 1234 * 5678 + 2024?", ""},

@@ -14,7 +14,7 @@ func TestAuditEvent(t *testing.T) {
 	p := testPolicyCompiled(t)
 	const chat = `{"model":"gpt","messages":[` +
 		`{"role":"system","content":"You help."},` +
-		`{"role":"user","content":[{"type":"text","text":"mail ana@example.com"},{"type":"image_url","image_url":{"url":"https://x/y.png"}},{"type":"text","text":"key sk-proj-abcdefghijklmnopqrstuvwx"}]}]}`
+		`{"role":"user","content":[{"type":"text","text":"mail ana@example.com"},{"type":"image_url","image_url":{"url":"https://x/y.png"}},{"type":"text","text":"key sk-FAKEfakefakefakefake"}]}]}`
 	tests := []struct {
 		name       string
 		tenant     string
