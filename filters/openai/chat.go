@@ -73,6 +73,8 @@ type Content struct {
 	// IsParts is true when the client sent an array (even of one text part).
 	IsParts bool
 	Null    bool
+	// Set is true when the message had a content field at all.
+	Set bool
 }
 
 // UnmarshalJSON implements [json.Unmarshaler].
@@ -80,13 +82,13 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0 || string(b) == "null":
-		*c = Content{Null: true}
+		*c = Content{Null: true, Set: true}
 		return nil
 	case b[0] == '"':
-		*c = Content{}
+		*c = Content{Set: true}
 		return json.Unmarshal(b, &c.Text)
 	case b[0] == '[':
-		*c = Content{IsParts: true}
+		*c = Content{IsParts: true, Set: true}
 		return json.Unmarshal(b, &c.Parts)
 	default:
 		return errors.New("content must be a string, an array of content parts or null")

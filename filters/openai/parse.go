@@ -50,7 +50,7 @@ func checkMessage(m *Message, i int) *Error {
 	}
 	switch m.Role {
 	case "system", "developer", "user":
-		if m.Content.Null {
+		if m.Content.Null || !m.Content.Set {
 			return bad("content is required for role %q", m.Role)
 		}
 	case "assistant":
@@ -114,7 +114,10 @@ func checkRanges(r *ChatRequest) *Error {
 // decodeError explains a JSON decoding failure without echoing the body.
 func decodeError(err error) *Error {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
+	if errors.As(err, &te) && te.Field == "" {
+		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_type", "the request body must be a JSON object")
+	}
+	if errors.As(err, &te) {
 		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_type", "invalid type for '%s': expected %s", te.Field, jsonKind(te.Type.Kind().String())).WithParam(te.Field)
 	}
 	var se *json.SyntaxError
