@@ -88,8 +88,15 @@ lint:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+# fuzz runs every native fuzz target of the parsers and translators briefly;
+# FUZZTIME=5m for a longer session.
+FUZZTIME ?= 15s
 fuzz:
-	$(GO) test ./filters/translate/sse -run '^$$' -fuzz FuzzReader -fuzztime 20s
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "$$pkg $$f"; $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) >/dev/null || exit 1; \
+	  done; \
+	done
 
 golden:
 	$(GO) test ./filters/translate/... -update
