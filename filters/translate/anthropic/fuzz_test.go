@@ -1,98 +1,39 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	wire "github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/translate/sse"
+	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/filters/translate/translatortest"
 )
-
-// seeds returns the contents of testdata files matching pattern.
-func seeds(f *testing.F, pattern string) [][]byte {
-	f.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", pattern))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no seeds for %s: %v", pattern, err)
-	}
-	var out [][]byte
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	return out
-}
 
 const jsonModeStreamRequest = `{"model":"claude-sonnet","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi"}],"response_format":{"type":"json_object"}}`
 
 // FuzzStreamChunk feeds any bytes, cut anywhere, and checks that the
-// output is SSE whose events are chunks, one error, or a final [DONE]: a
-// stream always ends with [DONE] or an error event, never silently.
+// output does not depend on the cut and is a finished client stream whose
+// events are chunks, one error, or a final [DONE]: a stream always ends
+// with [DONE] or an error event, never silently.
 func FuzzStreamChunk(f *testing.F) {
-	for _, s := range seeds(f, "stream/*.in.sse") {
+	for _, s := range translatortest.Seeds(f, "stream/*.in.sse") {
 		f.Add(s, uint16(len(s)/2), false)
 		f.Add(s, uint16(7), true)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16, jsonMode bool) {
-		req := defaultStreamRequest
+		req := []byte(defaultStreamRequest)
 		if jsonMode {
-			req = jsonModeStreamRequest
+			req = []byte(jsonModeStreamRequest)
 		}
-		tr := newWith(t, []byte(req))
-		at := min(int(cut), len(in))
-		out := tr.StreamChunk(in[:at], false)
-		out = append(out, tr.StreamChunk(in[at:], true)...)
-
-		for _, line := range bytes.Split(out, []byte("\n")) {
-			if len(line) > 0 && !bytes.HasPrefix(line, []byte("data: ")) && line[0] != ':' {
-				t.Fatalf("line %q is neither data nor a comment in\n%s", line, out)
-			}
-		}
-		var r sse.Reader
-		r.Feed(out)
-		var events [][]byte
-		for {
-			ev, ok := r.Next()
-			if !ok {
-				break
-			}
-			events = append(events, ev.Data)
-		}
-		if r.Buffered() != 0 {
-			t.Fatalf("output ends inside an event:\n%s", out)
-		}
-		if len(events) == 0 {
-			t.Fatalf("no events for %q", in)
-		}
-		for i, data := range events {
-			last := i == len(events)-1
-			if string(data) == "[DONE]" {
-				if !last {
-					t.Fatalf("[DONE] before the end:\n%s", out)
-				}
-				continue
-			}
+		events := translatortest.CheckStream(t, in, uint(cut), func() translator.Translator { return newWith(t, req) })
+		// CheckStream has the last event alone end the stream.
+		for _, data := range events[:len(events)-1] {
 			var c struct {
-				Object string          `json:"object"`
-				Error  json.RawMessage `json:"error"`
+				Object string `json:"object"`
 			}
-			if err := json.Unmarshal(data, &c); err != nil {
-				t.Fatalf("event %q is not JSON: %v", data, err)
-			}
-			switch {
-			case c.Error != nil && !last:
-				t.Fatalf("error event before the end:\n%s", out)
-			case c.Error == nil && c.Object != "chat.completion.chunk":
+			if err := json.Unmarshal(data, &c); err != nil || c.Object != "chat.completion.chunk" {
 				t.Fatalf("event %q is not a chunk", data)
-			case c.Error == nil && last:
-				t.Fatalf("stream ends with neither [DONE] nor an error:\n%s", out)
 			}
 		}
 	})
@@ -101,10 +42,10 @@ func FuzzStreamChunk(f *testing.F) {
 // FuzzComplete checks that any provider answer becomes valid JSON, and a
 // 2xx only for a provider success that is a message.
 func FuzzComplete(f *testing.F) {
-	for _, s := range seeds(f, "response/*.in.json") {
+	for _, s := range translatortest.Seeds(f, "response/*.in.json") {
 		f.Add(200, s, false)
 	}
-	for _, s := range seeds(f, "error/*.in.json") {
+	for _, s := range translatortest.Seeds(f, "error/*.in.json") {
 		var in struct {
 			Status int    `json:"status"`
 			Body   string `json:"body"`
@@ -120,39 +61,14 @@ func FuzzComplete(f *testing.F) {
 			req = `{"model":"claude-sonnet","messages":[{"role":"user","content":"Hi"}],"response_format":{"type":"json_object"}}`
 		}
 		r := newWith(t, []byte(req)).Complete(status, nil, body)
-		if !json.Valid(r.Body) {
-			t.Fatalf("body %q is not JSON", r.Body)
-		}
-		if r.Status < 200 || r.Status > 299 {
-			var e struct {
-				Error *struct {
-					Message string `json:"message"`
-				} `json:"error"`
-			}
-			if json.Unmarshal(r.Body, &e) != nil || e.Error == nil || e.Error.Message == "" {
-				t.Fatalf("status %d with body %s, want an error envelope", r.Status, r.Body)
-			}
-			return
-		}
-		if status < 200 || status > 299 {
-			t.Fatalf("got %d for provider status %d", r.Status, status)
-		}
-		var c wire.ChatCompletion
-		if err := json.Unmarshal(r.Body, &c); err != nil || c.Object != "chat.completion" || len(c.Choices) != 1 {
-			t.Fatalf("got %d with body %s, want a chat completion", r.Status, r.Body)
-		}
-		switch c.Choices[0].FinishReason {
-		case wire.FinishStop, wire.FinishLength, wire.FinishToolCalls, wire.FinishContentFilter:
-		default:
-			t.Fatalf("finish_reason %q is not an OpenAI value", c.Choices[0].FinishReason)
-		}
+		translatortest.CheckComplete(t, status, r, translatortest.ChatCompletion)
 	})
 }
 
 // FuzzRequest checks that any parsable OpenAI request either translates
 // into a JSON body or is refused with a 400.
 func FuzzRequest(f *testing.F) {
-	for _, s := range seeds(f, "request/*.in.json") {
+	for _, s := range translatortest.Seeds(f, "request/*.in.json") {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

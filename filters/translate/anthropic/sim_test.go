@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/switchyard/switchyard/e2e/providersim"
 	wire "github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/filters/translate/translatortest"
 )
 
 // TestSimulatorRoundTrip sends every translated request golden to the
@@ -28,18 +28,13 @@ func TestSimulatorRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	for _, name := range cases(t, "request", "json") {
-		if strings.HasPrefix(name, "refuse_") {
+	for _, c := range translatortest.Cases(t, "request", "json") {
+		if strings.HasPrefix(c.Name, "refuse_") {
 			continue
 		}
-		t.Run(name, func(t *testing.T) {
-			raw := read(t, filepath.Join("testdata", "request", name+".in.json"))
-			req, perr := wire.ParseChatRequest(raw)
-			if perr != nil {
-				t.Fatal(perr)
-			}
+		t.Run(c.Name, func(t *testing.T) {
 			tr := New(testTarget())
-			up, e := tr.Request(req, raw)
+			up, e := translatortest.SendChat(t, tr, c.Input(t))
 			if e != nil {
 				t.Fatal(e)
 			}

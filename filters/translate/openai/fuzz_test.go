@@ -3,14 +3,13 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"errors"
 	"strings"
 	"testing"
 
 	wire "github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/translate/sse"
 	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/filters/translate/translatortest"
 )
 
 // fuzzTargets are the attempts a fuzz input's conf byte picks from.
@@ -43,72 +42,23 @@ func fuzzTranslator(tb testing.TB, conf byte) *Translator {
 	return tr
 }
 
-func seedFiles(f *testing.F, pattern string) [][]byte {
-	f.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", pattern))
-	if err != nil || len(paths) == 0 {
-		f.Fatalf("no seeds for %s: %v", pattern, err)
-	}
-	var out [][]byte
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// FuzzStreamChunk: any bytes, cut anywhere, give the same output as uncut;
-// the output is SSE whose data lines are JSON or [DONE], and it ends with
-// [DONE] or one error event and nothing after.
+// FuzzStreamChunk: any bytes, cut anywhere, give the same output as uncut,
+// and that output is a finished client stream.
 func FuzzStreamChunk(f *testing.F) {
-	for i, b := range seedFiles(f, "stream/*.in.sse") {
+	for i, b := range translatortest.Seeds(f, "stream/*.in.sse") {
 		f.Add(b, uint16(len(b)/2), byte(i)|0xc0)
 		f.Add(b, uint16(len(b)/3), byte(i))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16, conf byte) {
-		whole := fuzzTranslator(t, conf).StreamChunk(in, true)
-		k := int(cut) % (len(in) + 1)
-		tr := fuzzTranslator(t, conf)
-		split := append(tr.StreamChunk(in[:k], false), tr.StreamChunk(in[k:], true)...)
-		if !bytes.Equal(whole, split) {
-			t.Fatalf("cut at %d changes the output:\nwhole %q\nsplit %q", k, whole, split)
-		}
-		var r sse.Reader
-		r.Feed(whole)
-		ended := false
-		for {
-			ev, ok := r.Next()
-			if !ok {
-				break
-			}
-			if ended {
-				t.Fatalf("event %q after the end in %q", ev.Data, whole)
-			}
-			switch {
-			case string(ev.Data) == "[DONE]":
-				ended = true
-			case !json.Valid(ev.Data):
-				t.Fatalf("data is not JSON: %q", ev.Data)
-			case bytes.HasPrefix(ev.Data, []byte(`{"error":`)):
-				ended = true
-			}
-		}
-		if r.Buffered() != 0 {
-			t.Fatalf("output ends mid-event: %q", whole)
-		}
-		if !ended {
-			t.Fatalf("output does not end with [DONE] or an error: %q", whole)
-		}
+		translatortest.CheckStream(t, in, uint(cut), func() translator.Translator { return fuzzTranslator(t, conf) })
 	})
 }
 
 // FuzzComplete: any status and body give a JSON body; a 2xx only for a
-// 2xx chat completion (an object with a choices array).
+// 2xx chat completion (an object with a choices array), an error envelope
+// otherwise.
 func FuzzComplete(f *testing.F) {
-	for i, b := range seedFiles(f, "response/*.in.json") {
+	for i, b := range translatortest.Seeds(f, "response/*.in.json") {
 		var c caseIn
 		if json.Unmarshal(b, &c) == nil && c.Endpoint == "" {
 			body := []byte(c.Body)
@@ -118,7 +68,7 @@ func FuzzComplete(f *testing.F) {
 			f.Add(c.Status, body, byte(i))
 		}
 	}
-	for i, b := range seedFiles(f, "error/*.in.json") {
+	for i, b := range translatortest.Seeds(f, "error/*.in.json") {
 		var c caseIn
 		if json.Unmarshal(b, &c) == nil {
 			f.Add(c.Status, []byte(c.Body), byte(i))
@@ -127,25 +77,21 @@ func FuzzComplete(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, body []byte, conf byte) {
 		tr := fuzzTranslator(t, conf)
 		r := tr.Complete(status, translator.Headers{{Key: "retry-after", Value: "1"}}, body)
-		if !json.Valid(r.Body) {
-			t.Fatalf("body is not JSON: %q", r.Body)
-		}
-		if r.Status >= 200 && r.Status <= 299 {
+		translatortest.CheckComplete(t, status, r, func(translator.Result) error {
 			var cc struct {
 				Choices []json.RawMessage `json:"choices"`
 			}
-			if status < 200 || status > 299 || json.Unmarshal(body, &cc) != nil || cc.Choices == nil {
-				t.Fatalf("got %d for status %d body %q, want an error", r.Status, status, body)
+			if json.Unmarshal(body, &cc) != nil || cc.Choices == nil {
+				return errors.New("the provider body has no choices array")
 			}
-		} else if r.Status < 400 {
-			t.Fatalf("got status %d, want 2xx or an error status", r.Status)
-		}
+			return nil
+		})
 	})
 }
 
 // FuzzEmbeddingsComplete: any body gives a JSON body.
 func FuzzEmbeddingsComplete(f *testing.F) {
-	for _, b := range seedFiles(f, "response/embeddings_*.in.json") {
+	for _, b := range translatortest.Seeds(f, "response/embeddings_*.in.json") {
 		var c caseIn
 		if json.Unmarshal(b, &c) == nil {
 			f.Add([]byte(c.Body), true)
@@ -165,7 +111,7 @@ func FuzzEmbeddingsComplete(f *testing.F) {
 // FuzzRequest: for OpenAI, every field of an accepted request reaches the
 // provider unchanged except those the gateway owns.
 func FuzzRequest(f *testing.F) {
-	for _, b := range seedFiles(f, "request/*.in.json") {
+	for _, b := range translatortest.Seeds(f, "request/*.in.json") {
 		var c caseIn
 		if json.Unmarshal(b, &c) == nil && c.Endpoint == "" {
 			var buf bytes.Buffer

@@ -3,21 +3,14 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	wire "github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/filters/translate/translatortest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // caseTarget describes the attempt a golden case runs: unset fields take
 // the defaults of target().
@@ -84,99 +77,21 @@ func start(tb testing.TB, ct caseTarget, endpoint string, req []byte) (*Translat
 	if err := json.Compact(&buf, req); err != nil {
 		tb.Fatalf("request is not JSON: %v", err)
 	}
-	raw := buf.Bytes()
 	if endpoint == "embeddings" {
-		r, e := wire.ParseEmbeddingsRequest(raw)
-		if e != nil {
-			tb.Fatalf("ParseEmbeddingsRequest: %v", e)
-		}
-		up, e := tr.EmbeddingsRequest(r, raw)
+		up, e := translatortest.SendEmbeddings(tb, tr, buf.Bytes())
 		return tr, up, e
 	}
-	r, e := wire.ParseChatRequest(raw)
-	if e != nil {
-		tb.Fatalf("ParseChatRequest: %v", e)
-	}
-	up, e := tr.Request(r, raw)
+	up, e := translatortest.SendChat(tb, tr, buf.Bytes())
 	return tr, up, e
 }
 
-func readCase(t *testing.T, path string) caseIn {
+func readCase(t *testing.T, c translatortest.Case) caseIn {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	var in caseIn
+	if err := json.Unmarshal(c.Input(t), &in); err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
 	}
-	var c caseIn
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return c
-}
-
-// checkGolden compares got with the golden file, or rewrites it.
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
-
-// jsonOrText embeds valid JSON as it is and anything else as a string.
-func jsonOrText(b []byte) json.RawMessage {
-	if json.Valid(b) && len(bytes.TrimSpace(b)) > 0 {
-		return json.RawMessage(b)
-	}
-	s, _ := json.Marshal(string(b))
-	return s
-}
-
-func headerMap(h translator.Headers) map[string]string {
-	if len(h) == 0 {
-		return nil
-	}
-	m := map[string]string{}
-	for _, kv := range h {
-		m[kv.Key] = kv.Value
-	}
-	return m
-}
-
-func indent(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes()
-}
-
-func cases(t *testing.T, dir, suffix string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*"+suffix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("no cases in testdata/%s", dir)
-	}
-	sort.Strings(paths)
-	return paths
+	return in
 }
 
 // requestGolden is what a request case renders: the provider request, or
@@ -200,23 +115,20 @@ type answerGolden struct {
 // TestGoldenRequest: client request in, provider request (path, headers,
 // body) or refusal out.
 func TestGoldenRequest(t *testing.T) {
-	for _, in := range cases(t, "request", ".in.json") {
-		name := strings.TrimSuffix(filepath.Base(in), ".in.json")
-		t.Run(name, func(t *testing.T) {
-			c := readCase(t, in)
-			_, up, e := start(t, c.Target, c.Endpoint, c.Request)
-			var got requestGolden
-			if e != nil {
-				got.Error = &answerGolden{Status: e.Status, Header: e.Headers, Body: json.RawMessage(e.Body())}
-			} else {
-				if !json.Valid(up.Body) {
-					t.Fatalf("body is not JSON: %s", up.Body)
-				}
-				got = requestGolden{Path: up.Path, Header: headerMap(up.Header), Body: json.RawMessage(up.Body)}
+	translatortest.Run(t, "request", "json", func(t *testing.T, c translatortest.Case) {
+		in := readCase(t, c)
+		_, up, e := start(t, in.Target, in.Endpoint, in.Request)
+		var got requestGolden
+		if e != nil {
+			got.Error = &answerGolden{Status: e.Status, Header: e.Headers, Body: json.RawMessage(e.Body())}
+		} else {
+			if !json.Valid(up.Body) {
+				t.Fatalf("body is not JSON: %s", up.Body)
 			}
-			checkGolden(t, strings.TrimSuffix(in, ".in.json")+".golden.json", indent(t, got))
-		})
-	}
+			got = requestGolden{Path: up.Path, Header: translatortest.HeaderMap(up.Header), Body: json.RawMessage(up.Body)}
+		}
+		c.Check(t, translatortest.JSON(t, got))
+	})
 }
 
 // answerCase runs a response or error case through Complete (or
@@ -239,10 +151,7 @@ func answerCase(t *testing.T, c caseIn) []byte {
 	if c.BodyText != nil {
 		body = []byte(*c.BodyText)
 	}
-	var h translator.Headers
-	for k, v := range c.Header {
-		h = append(h, translator.Header{Key: k, Value: v})
-	}
+	h := translatortest.Headers(c.Header)
 	var r translator.Result
 	if c.Endpoint == "embeddings" {
 		r = tr.EmbeddingsComplete(c.Status, h, body)
@@ -252,32 +161,26 @@ func answerCase(t *testing.T, c caseIn) []byte {
 	if !json.Valid(r.Body) {
 		t.Fatalf("body is not JSON: %s", r.Body)
 	}
-	got := answerGolden{Status: r.Status, Header: headerMap(r.Header), Body: json.RawMessage(r.Body)}
+	got := answerGolden{Status: r.Status, Header: translatortest.HeaderMap(r.Header), Body: json.RawMessage(r.Body)}
 	if u, ok := tr.Usage(); ok {
 		got.Usage = &u
 	}
-	return indent(t, got)
+	return translatortest.JSON(t, got)
 }
 
 // TestGoldenResponse: provider body in, client body out.
 func TestGoldenResponse(t *testing.T) {
-	for _, in := range cases(t, "response", ".in.json") {
-		name := strings.TrimSuffix(filepath.Base(in), ".in.json")
-		t.Run(name, func(t *testing.T) {
-			checkGolden(t, strings.TrimSuffix(in, ".in.json")+".golden.json", answerCase(t, readCase(t, in)))
-		})
-	}
+	translatortest.Run(t, "response", "json", func(t *testing.T, c translatortest.Case) {
+		c.Check(t, answerCase(t, readCase(t, c)))
+	})
 }
 
 // TestGoldenError: provider error (status, headers, body) in, client
 // envelope out.
 func TestGoldenError(t *testing.T) {
-	for _, in := range cases(t, "error", ".in.json") {
-		name := strings.TrimSuffix(filepath.Base(in), ".in.json")
-		t.Run(name, func(t *testing.T) {
-			checkGolden(t, strings.TrimSuffix(in, ".in.json")+".golden.json", answerCase(t, readCase(t, in)))
-		})
-	}
+	translatortest.Run(t, "error", "json", func(t *testing.T, c translatortest.Case) {
+		c.Check(t, answerCase(t, readCase(t, c)))
+	})
 }
 
 // streamCase is a stream input: its first line is an SSE comment
@@ -309,41 +212,29 @@ func readStream(tb testing.TB, path string) (streamCase, []byte) {
 	return sc, in
 }
 
-// runStream feeds the input in the given pieces, the last with eos.
-func runStream(tb testing.TB, sc streamCase, pieces ...[]byte) ([]byte, *Translator) {
+// streamTranslator builds the translator of a stream case, which has
+// seen the case's request.
+func streamTranslator(tb testing.TB, sc streamCase) *Translator {
 	tb.Helper()
 	tr, _, e := start(tb, sc.Target, "", sc.Request)
 	if e != nil {
 		tb.Fatalf("Request: %v", e)
 	}
-	var out []byte
-	for i, p := range pieces {
-		out = append(out, tr.StreamChunk(p, i == len(pieces)-1)...)
-	}
-	return out, tr
+	return tr
 }
 
-// TestGoldenStream: provider SSE in, client SSE out; the input is also cut
-// at every byte offset (and at many pairs of offsets) and must give the
-// same bytes.
+// runStream feeds the input in the given pieces, the last with eos.
+func runStream(tb testing.TB, sc streamCase, pieces ...[]byte) ([]byte, *Translator) {
+	tb.Helper()
+	tr := streamTranslator(tb, sc)
+	return translatortest.Feed(tr, pieces...), tr
+}
+
+// TestGoldenStream: provider SSE in, client SSE out, however the input is
+// cut.
 func TestGoldenStream(t *testing.T) {
-	for _, in := range cases(t, "stream", ".in.sse") {
-		name := strings.TrimSuffix(filepath.Base(in), ".in.sse")
-		t.Run(name, func(t *testing.T) {
-			sc, b := readStream(t, in)
-			got, _ := runStream(t, sc, b)
-			checkGolden(t, strings.TrimSuffix(in, ".in.sse")+".golden.sse", got)
-			for k := 0; k <= len(b); k++ {
-				if cut, _ := runStream(t, sc, b[:k], b[k:]); !bytes.Equal(cut, got) {
-					t.Fatalf("cut at %d: got\n%s\nwant\n%s", k, cut, got)
-				}
-			}
-			for i := 0; i < len(b); i += 13 {
-				j := i + (len(b)-i)/3
-				if cut, _ := runStream(t, sc, b[:i], b[i:j], b[j:]); !bytes.Equal(cut, got) {
-					t.Fatalf("cut at %d and %d: got\n%s\nwant\n%s", i, j, cut, got)
-				}
-			}
-		})
-	}
+	translatortest.Streams(t, func(t *testing.T, c translatortest.Case) func() translator.Translator {
+		sc, _ := readStream(t, c.Path(".in.sse"))
+		return func() translator.Translator { return streamTranslator(t, sc) }
+	})
 }
