@@ -18,27 +18,9 @@ func (tr *Translator) EmbeddingsRequest(req *wire.EmbeddingsRequest, raw []byte)
 		return translator.Upstream{}, tr.unsupported("input", "model %q embeds text only; send strings, not token arrays", tr.t.ClientModel)
 	}
 	tr.base64 = req.EncodingFormat == "base64"
-	m, ok := objectMembers(raw)
-	if !ok {
-		return translator.Upstream{}, invalidBody()
-	}
-	w := writer{out: make([]byte, 0, len(raw)+len(tr.t.Model.Upstream)+16)}
-	w.open()
-	var modelDone, dimsDone bool
-	var kb keyBuf
-	for {
-		k, v, more := m.next()
-		if !more {
-			break
-		}
-		name := kb.canon(k)
+	dimsDone := false
+	w, e := tr.patchBody(raw, 16, func(w writer, name, k, v []byte) (writer, *wire.Error) {
 		switch string(name) {
-		case "model":
-			if !modelDone {
-				w.key("model")
-				w.out = appendString(w.out, tr.t.Model.Upstream)
-				modelDone = true
-			}
 		case "encoding_format":
 			// Float is every server's default; asking for nothing is how
 			// a float-only server is asked for floats.
@@ -56,13 +38,10 @@ func (tr *Translator) EmbeddingsRequest(req *wire.EmbeddingsRequest, raw []byte)
 				w.member(k, v)
 			}
 		}
-	}
-	if m.bad {
-		return translator.Upstream{}, invalidBody()
-	}
-	if !modelDone {
-		w.key("model")
-		w.out = appendString(w.out, tr.t.Model.Upstream)
+		return w, nil
+	})
+	if e != nil {
+		return translator.Upstream{}, e
 	}
 	w.close()
 	path, h := tr.endpoint("embeddings")
@@ -83,21 +62,7 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 		return garbage("the body is not JSON")
 	}
 	hd, ok := scanHead(body)
-	var data []byte
-	if ok {
-		m, _ := objectMembers(body)
-		var kb keyBuf
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
-			if string(kb.canon(k)) == "data" {
-				data = v
-			}
-		}
-	}
-	if !ok || len(data) == 0 || data[0] != '[' {
+	if !ok || len(hd.data) == 0 || hd.data[0] != '[' {
 		return garbage("the body is not an embedding list")
 	}
 	tr.capture(&hd)
@@ -106,7 +71,7 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 	w.key("object")
 	w.out = append(w.out, `"list"`...)
 	w.key("data")
-	out, err := tr.appendEmbeddings(w.out, data)
+	out, err := tr.appendEmbeddings(w.out, hd.data)
 	if err != "" {
 		return garbage(err)
 	}
@@ -127,50 +92,51 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 
 // appendEmbeddings writes the data array; err says what was unreadable.
 func (tr *Translator) appendEmbeddings(out, arr []byte) ([]byte, string) {
-	els, _ := arrayElements(arr)
-	out = append(out, '[')
-	var kb keyBuf
-	for n := 0; ; n++ {
-		item, more := els.next()
-		if !more {
-			break
+	var err string
+	n := 0
+	out = appendArray(out, arr, func(out, item []byte) []byte {
+		if err == "" {
+			out, err = tr.appendEmbedding(out, item, n)
 		}
-		m, ok := objectMembers(item)
-		if !ok {
-			return nil, "an embedding is not an object"
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		w := writer{out: out}
-		w.open()
-		w.key("object")
-		w.out = append(w.out, `"embedding"`...)
-		index := strconv.AppendInt(nil, int64(n), 10)
-		var vec []byte
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
-			switch string(kb.canon(k)) {
-			case "index":
-				index = v
-			case "embedding":
-				vec = v
-			}
-		}
-		w.key("index")
-		w.out = append(w.out, index...)
-		w.key("embedding")
-		var err string
-		if w.out, err = tr.appendVector(w.out, vec); err != "" {
-			return nil, err
-		}
-		w.close()
-		out = w.out
+		n++
+		return out
+	})
+	if err != "" {
+		return nil, err
 	}
-	return append(out, ']'), ""
+	return out, ""
+}
+
+// appendEmbedding writes the n-th item of the data array.
+func (tr *Translator) appendEmbedding(out, item []byte, n int) ([]byte, string) {
+	m, ok := objectMembers(item)
+	if !ok {
+		return nil, "an embedding is not an object"
+	}
+	index := strconv.AppendInt(nil, int64(n), 10)
+	var vec []byte
+	var kb keyBuf
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		switch string(kb.canon(k)) {
+		case "index":
+			index = v
+		case "embedding":
+			vec = v
+		}
+	}
+	w := writer{out: out}
+	w.open()
+	w.key("object")
+	w.out = append(w.out, `"embedding"`...)
+	w.key("index")
+	w.out = append(w.out, index...)
+	w.key("embedding")
+	var err string
+	if w.out, err = tr.appendVector(w.out, vec); err != "" {
+		return nil, err
+	}
+	w.close()
+	return w.out, ""
 }
 
 // appendVector writes one vector in the client's encoding.

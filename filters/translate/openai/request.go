@@ -59,13 +59,7 @@ func (tr *Translator) unsupported(param, format string, args ...any) *wire.Error
 // differently cased key cannot override what the gateway decided (which
 // model is called, how many tokens it may write).
 func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Error) {
-	m, ok := objectMembers(raw)
-	if !ok {
-		return nil, invalidBody()
-	}
 	q := &tr.q
-	w := writer{out: make([]byte, 0, len(raw)+len(tr.t.Model.Upstream)+48)}
-	w.open()
 	limit := req.OutputCap()
 	if mx := tr.t.Model.MaxOutputTokens; mx > 0 && limit > mx {
 		limit = mx
@@ -73,21 +67,9 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	streamOpts := req.Stream && q.streamOptions
 	dropTools := q.noToolChoice && req.ToolChoice != nil && req.ToolChoice.Mode == "none"
 	walkMessages := q.shortToolIDs || q.dropMessageName || (q.developerAsSystem && hasDeveloper(req))
-	var modelDone, capDone, optsDone, seedDone bool
-	var kb keyBuf
-	for {
-		k, v, more := m.next()
-		if !more {
-			break
-		}
-		name := kb.canon(k)
+	var capDone, optsDone, seedDone bool
+	w, e := tr.patchBody(raw, 48, func(w writer, name, k, v []byte) (writer, *wire.Error) {
 		switch string(name) {
-		case "model":
-			if !modelDone {
-				w.key("model")
-				w.out = appendString(w.out, tr.t.Model.Upstream)
-				modelDone = true
-			}
 		case "max_tokens", "max_completion_tokens":
 			if limit > 0 && !capDone {
 				w.key(q.capField)
@@ -131,19 +113,16 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 			case dropParam:
 			case refuseParam:
 				if !isEmptyValue(v) && !(string(name) == "n" && string(v) == "1") {
-					return nil, tr.unsupported(string(name), "model %q does not support '%s'", tr.t.ClientModel, name)
+					return w, tr.unsupported(string(name), "model %q does not support '%s'", tr.t.ClientModel, name)
 				}
 			default:
 				w.member(k, v)
 			}
 		}
-	}
-	if m.bad {
-		return nil, invalidBody()
-	}
-	if !modelDone {
-		w.key("model")
-		w.out = appendString(w.out, tr.t.Model.Upstream)
+		return w, nil
+	})
+	if e != nil {
+		return nil, e
 	}
 	if streamOpts && !optsDone {
 		w.key("stream_options")
@@ -151,6 +130,48 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	}
 	w.close()
 	return w.out, nil
+}
+
+// patchBody starts the provider's form of the client's body raw, with room
+// for extra bytes: the model is the upstream one, written once where the
+// client first put it (else at the end), and f writes through w what each
+// other member, given with its canonical name, becomes, or refuses the
+// request. The caller may add members before it closes w. A body that is
+// not a well-formed object is refused.
+func (tr *Translator) patchBody(raw []byte, extra int, f func(w writer, name, key, val []byte) (writer, *wire.Error)) (writer, *wire.Error) {
+	m, ok := objectMembers(raw)
+	if !ok {
+		return writer{}, invalidBody()
+	}
+	w := writer{out: make([]byte, 0, len(raw)+len(tr.t.Model.Upstream)+extra)}
+	w.open()
+	modelDone := false
+	var kb keyBuf
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		name := kb.canon(k)
+		if string(name) != "model" {
+			var e *wire.Error
+			if w, e = f(w, name, k, v); e != nil {
+				return writer{}, e
+			}
+		} else if !modelDone {
+			tr.putModel(&w)
+			modelDone = true
+		}
+	}
+	if m.bad {
+		return writer{}, invalidBody()
+	}
+	if !modelDone {
+		tr.putModel(&w)
+	}
+	return w, nil
+}
+
+// putModel writes the model member of a provider request.
+func (tr *Translator) putModel(w *writer) {
+	w.key("model")
+	w.out = appendString(w.out, tr.t.Model.Upstream)
 }
 
 func hasDeveloper(req *wire.ChatRequest) bool {
@@ -176,11 +197,7 @@ func appendStreamOptions(out, client []byte) []byte {
 	w.out = append(w.out, "true"...)
 	if m, ok := objectMembers(client); ok {
 		var kb keyBuf
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
+		for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 			if string(kb.canon(k)) != "include_usage" {
 				w.member(k, v)
 			}
@@ -192,103 +209,53 @@ func appendStreamOptions(out, client []byte) []byte {
 
 // appendMessages writes messages with the dialect's per-message rules.
 func (tr *Translator) appendMessages(out, arr []byte) []byte {
-	els, ok := arrayElements(arr)
-	if !ok {
-		return append(out, arr...)
-	}
-	out = append(out, '[')
 	var kb keyBuf
-	for n := 0; ; n++ {
-		msg, more := els.next()
-		if !more {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		m, ok := objectMembers(msg)
-		if !ok {
-			out = append(out, msg...)
-			continue
-		}
-		w := writer{out: out}
-		w.open()
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
+	return appendArray(out, arr, func(out, msg []byte) []byte {
+		return appendMembers(out, msg, func(w writer, k, v []byte) writer {
 			switch string(kb.canon(k)) {
 			case "role":
 				if s, _ := stringValue(v); tr.q.developerAsSystem && string(s) == "developer" {
 					w.rawKey(k)
 					w.out = append(w.out, `"system"`...)
-					continue
+					return w
 				}
 			case "name":
 				if tr.q.dropMessageName {
-					continue
+					return w
 				}
 			case "tool_call_id":
 				if tr.q.shortToolIDs {
 					w.rawKey(k)
 					w.out = tr.appendShortID(w.out, v)
-					continue
+					return w
 				}
 			case "tool_calls":
 				if tr.q.shortToolIDs {
 					w.rawKey(k)
 					w.out = tr.appendToolCallIDs(w.out, v)
-					continue
+					return w
 				}
 			}
 			w.member(k, v)
-		}
-		w.close()
-		out = w.out
-	}
-	return append(out, ']')
+			return w
+		})
+	})
 }
 
 // appendToolCallIDs writes an assistant message's tool_calls with short ids.
 func (tr *Translator) appendToolCallIDs(out, arr []byte) []byte {
-	els, ok := arrayElements(arr)
-	if !ok {
-		return append(out, arr...)
-	}
-	out = append(out, '[')
 	var kb keyBuf
-	for n := 0; ; n++ {
-		call, more := els.next()
-		if !more {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		m, ok := objectMembers(call)
-		if !ok {
-			out = append(out, call...)
-			continue
-		}
-		w := writer{out: out}
-		w.open()
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
+	return appendArray(out, arr, func(out, call []byte) []byte {
+		return appendMembers(out, call, func(w writer, k, v []byte) writer {
 			if string(kb.canon(k)) == "id" {
 				w.rawKey(k)
 				w.out = tr.appendShortID(w.out, v)
-				continue
+			} else {
+				w.member(k, v)
 			}
-			w.member(k, v)
-		}
-		w.close()
-		out = w.out
-	}
-	return append(out, ']')
+			return w
+		})
+	})
 }
 
 // appendShortID writes a tool-call id in Mistral's form, nine

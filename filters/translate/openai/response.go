@@ -33,10 +33,10 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	return translator.Result{Status: http.StatusOK, Body: out}
 }
 
-// head is what the gateway reads from a completion or chunk before it
-// rewrites it.
+// head is what the gateway reads from a completion, chunk or embedding
+// list before it rewrites it.
 type head struct {
-	id, created, choices, usage, err, xgroq []byte
+	id, created, choices, usage, err, xgroq, data []byte
 }
 
 // scanHead reads the top-level members of a valid JSON document; ok is
@@ -47,11 +47,7 @@ func scanHead(b []byte) (hd head, ok bool) {
 		return head{}, false
 	}
 	var kb keyBuf
-	for {
-		k, v, more := m.next()
-		if !more {
-			break
-		}
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 		switch string(kb.canon(k)) {
 		case "id":
 			hd.id = v
@@ -65,6 +61,8 @@ func scanHead(b []byte) (hd head, ok bool) {
 			hd.err = v
 		case "x_groq":
 			hd.xgroq = v
+		case "data":
+			hd.data = v
 		}
 	}
 	return hd, !m.bad
@@ -79,11 +77,7 @@ func (tr *Translator) capture(hd *head) []byte {
 		raw = nil
 		if m, ok := objectMembers(hd.xgroq); ok {
 			var kb keyBuf
-			for {
-				k, v, more := m.next()
-				if !more {
-					break
-				}
+			for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 				if string(kb.canon(k)) == "usage" && len(v) > 0 && v[0] == '{' {
 					raw = v
 				}
@@ -129,15 +123,8 @@ var (
 // or chunk: the model is the client's, and for strict providers only
 // OpenAI's fields remain.
 func (tr *Translator) appendObject(out, obj []byte, chunk bool, um usageMode) []byte {
-	m, _ := objectMembers(obj)
-	w := writer{out: out}
-	w.open()
 	var kb keyBuf
-	for {
-		k, v, more := m.next()
-		if !more {
-			break
-		}
+	return appendMembers(out, obj, func(w writer, k, v []byte) writer {
 		switch string(kb.canon(k)) {
 		case "model":
 			w.key("model")
@@ -181,13 +168,10 @@ func (tr *Translator) appendObject(out, obj []byte, chunk bool, um usageMode) []
 		case "prompt_filter_results", "prompt_annotations":
 			// Azure's, also when its v1 API is configured as kind openai.
 		default:
-			if !tr.q.strictResponse {
-				w.member(k, v)
-			}
+			tr.unknown(&w, k, v)
 		}
-	}
-	w.close()
-	return w.out
+		return w
+	})
 }
 
 // appendUsage writes a usage object as OpenAI spells it: for strict
@@ -206,21 +190,17 @@ func (tr *Translator) appendUsage(out, v []byte) []byte {
 	var hits []byte
 	details := false
 	var kb keyBuf
-	for {
-		k, val, more := m.next()
-		if !more {
-			break
-		}
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 		switch string(kb.canon(k)) {
 		case "prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details":
-			w.member(k, val)
+			w.member(k, v)
 		case "prompt_tokens_details":
-			if string(val) != "null" {
-				w.member(k, val)
+			if string(v) != "null" {
+				w.member(k, v)
 				details = true
 			}
 		case "prompt_cache_hit_tokens":
-			hits = val
+			hits = v
 		}
 	}
 	if hits != nil && !details {
@@ -234,40 +214,20 @@ func (tr *Translator) appendUsage(out, v []byte) []byte {
 }
 
 func (tr *Translator) appendChoices(out, arr []byte, chunk bool) []byte {
-	els, ok := arrayElements(arr)
-	if !ok {
+	if _, ok := arrayElements(arr); !ok {
 		return append(out, "[]"...)
 	}
-	out = append(out, '[')
-	for n := 0; ; n++ {
-		c, more := els.next()
-		if !more {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = tr.appendChoice(out, c, chunk)
-	}
-	return append(out, ']')
+	return appendArray(out, arr, func(out, c []byte) []byte {
+		return tr.appendChoice(out, c, chunk)
+	})
 }
 
 func (tr *Translator) appendChoice(out, c []byte, chunk bool) []byte {
-	m, ok := objectMembers(c)
-	if !ok {
-		return append(out, c...)
-	}
-	w := writer{out: out}
-	w.open()
 	// Providers write index before delta; a choice that does not is
 	// counted as choice 0, which only matters for index-less tool calls.
 	index := 0
 	var kb keyBuf
-	for {
-		k, v, more := m.next()
-		if !more {
-			break
-		}
+	return appendMembers(out, c, func(w writer, k, v []byte) writer {
 		switch string(kb.canon(k)) {
 		case "index":
 			w.member(k, v)
@@ -283,13 +243,10 @@ func (tr *Translator) appendChoice(out, c []byte, chunk bool) []byte {
 		case "content_filter_results", "content_filter_offsets":
 			// Azure's, as above.
 		default:
-			if !tr.q.strictResponse {
-				w.member(k, v)
-			}
+			tr.unknown(&w, k, v)
 		}
-	}
-	w.close()
-	return w.out
+		return w
+	})
 }
 
 // smallInt reads a choice index; anything but a small non-negative integer
@@ -329,37 +286,32 @@ func finishReason(v []byte) []byte {
 // appendMessage writes a message or delta; reasoning fields (DeepSeek's
 // reasoning_content, vLLM's and Ollama's reasoning) are not OpenAI's and
 // are dropped with every other provider field.
-func (tr *Translator) appendMessage(out, v []byte, chunk bool, choice int) []byte {
-	m, ok := objectMembers(v)
-	if !ok {
-		return append(out, v...)
-	}
-	w := writer{out: out}
-	w.open()
+func (tr *Translator) appendMessage(out, msg []byte, chunk bool, choice int) []byte {
 	var kb keyBuf
-	for {
-		k, val, more := m.next()
-		if !more {
-			break
-		}
+	return appendMembers(out, msg, func(w writer, k, v []byte) writer {
 		switch string(kb.canon(k)) {
 		case "tool_calls":
 			if tr.q.strictResponse || tr.idBack != nil {
 				w.rawKey(k)
-				w.out = tr.appendToolCalls(w.out, val, chunk, choice)
+				w.out = tr.appendToolCalls(w.out, v, chunk, choice)
 			} else {
-				w.member(k, val)
+				w.member(k, v)
 			}
 		case "role", "content", "refusal", "function_call", "annotations", "audio":
-			w.member(k, val)
+			w.member(k, v)
 		default:
-			if !tr.q.strictResponse {
-				w.member(k, val)
-			}
+			tr.unknown(&w, k, v)
 		}
+		return w
+	})
+}
+
+// unknown writes a member OpenAI's schema does not have: as it came, or for
+// strict providers not at all.
+func (tr *Translator) unknown(w *writer, k, v []byte) {
+	if !tr.q.strictResponse {
+		w.member(k, v)
 	}
-	w.close()
-	return w.out
 }
 
 var typeFunction = []byte(`"function"`)
@@ -369,33 +321,16 @@ var typeFunction = []byte(`"function"`)
 // (Mistral) leave out: type on every call, and in streams an index, which
 // their accumulators key fragments by.
 func (tr *Translator) appendToolCalls(out, arr []byte, chunk bool, choice int) []byte {
-	els, ok := arrayElements(arr)
-	if !ok {
-		return append(out, arr...)
-	}
-	out = append(out, '[')
-	var kb keyBuf
-	for n := 0; ; n++ {
-		call, more := els.next()
-		if !more {
-			break
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
+	return appendArray(out, arr, func(out, call []byte) []byte {
 		m, ok := objectMembers(call)
 		if !ok {
-			out = append(out, call...)
-			continue
+			return append(out, call...)
 		}
 		w := writer{out: out}
 		w.open()
 		var hasIndex, hasType, hasID bool
-		for {
-			k, v, more := m.next()
-			if !more {
-				break
-			}
+		var kb keyBuf
+		for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 			switch string(kb.canon(k)) {
 			case "index":
 				hasIndex = true
@@ -411,9 +346,7 @@ func (tr *Translator) appendToolCalls(out, arr []byte, chunk bool, choice int) [
 				w.rawKey(k)
 				w.out = tr.appendFunction(w.out, v)
 			default:
-				if !tr.q.strictResponse {
-					w.member(k, v)
-				}
+				tr.unknown(&w, k, v)
 			}
 		}
 		if tr.q.strictResponse {
@@ -427,9 +360,8 @@ func (tr *Translator) appendToolCalls(out, arr []byte, chunk bool, choice int) [
 			}
 		}
 		w.close()
-		out = w.out
-	}
-	return append(out, ']')
+		return w.out
+	})
 }
 
 // toolIndex numbers index-less streamed tool calls per choice: a fragment
@@ -460,31 +392,23 @@ func (tr *Translator) appendClientID(out, v []byte) []byte {
 // appendFunction writes a tool call's function; for strict providers an
 // arguments object (some servers send one) becomes the JSON string OpenAI
 // clients parse.
-func (tr *Translator) appendFunction(out, v []byte) []byte {
-	m, ok := objectMembers(v)
-	if !ok || !tr.q.strictResponse {
-		return append(out, v...)
+func (tr *Translator) appendFunction(out, fn []byte) []byte {
+	if !tr.q.strictResponse {
+		return append(out, fn...)
 	}
-	w := writer{out: out}
-	w.open()
 	var kb keyBuf
-	for {
-		k, val, more := m.next()
-		if !more {
-			break
-		}
+	return appendMembers(out, fn, func(w writer, k, v []byte) writer {
 		switch string(kb.canon(k)) {
 		case "name":
-			w.member(k, val)
+			w.member(k, v)
 		case "arguments":
 			w.rawKey(k)
-			if len(val) > 0 && (val[0] == '{' || val[0] == '[') {
-				w.out = appendCompactString(w.out, val)
+			if len(v) > 0 && (v[0] == '{' || v[0] == '[') {
+				w.out = appendCompactString(w.out, v)
 			} else {
-				w.out = append(w.out, val...)
+				w.out = append(w.out, v...)
 			}
 		}
-	}
-	w.close()
-	return w.out
+		return w
+	})
 }

@@ -105,7 +105,8 @@ func objectMembers(b []byte) (m members, ok bool) {
 }
 
 // next returns the next member: its key as written (without quotes, escapes
-// kept) and its raw value.
+// kept) and its raw value. ok is false at the end of the object, and m.bad
+// then tells whether it ended malformed.
 func (m *members) next() (key, val []byte, ok bool) {
 	if m.bad {
 		return nil, nil, false
@@ -279,6 +280,45 @@ func (w *writer) rawKey(raw []byte) {
 func (w *writer) member(rawKey, val []byte) {
 	w.rawKey(rawKey)
 	w.out = append(w.out, val...)
+}
+
+// appendMembers writes the object obj again, each member as f writes it
+// through w. Anything but an object is copied as it is. The writer goes to
+// f and back by value: a pointer would make every object cost an
+// allocation, which on a stream is every event.
+func appendMembers(out, obj []byte, f func(w writer, key, val []byte) writer) []byte {
+	m, ok := objectMembers(obj)
+	if !ok {
+		return append(out, obj...)
+	}
+	w := writer{out: out}
+	w.open()
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		w = f(w, k, v)
+	}
+	w.close()
+	return w.out
+}
+
+// appendArray writes the array arr again, each element as f writes it.
+// Anything but an array is copied as it is.
+func appendArray(out, arr []byte, f func(out, el []byte) []byte) []byte {
+	els, ok := arrayElements(arr)
+	if !ok {
+		return append(out, arr...)
+	}
+	out = append(out, '[')
+	for n := 0; ; n++ {
+		el, more := els.next()
+		if !more {
+			break
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = f(out, el)
+	}
+	return append(out, ']')
 }
 
 // appendString appends s as a JSON string.

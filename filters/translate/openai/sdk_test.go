@@ -134,11 +134,14 @@ func miniGateway(t *testing.T, providerURL string, p simProvider) *httptest.Serv
 	}))
 }
 
-func startBehindGateway(t *testing.T, name string) (openai.Client, string, simProvider) {
+// startBehindGateway starts the simulator of provider name, which takes
+// only simKey, behind a miniGateway, and returns an SDK client of the
+// gateway, the gateway's URL and the provider.
+func startBehindGateway(t *testing.T, name, simKey string) (openai.Client, string, simProvider) {
 	t.Helper()
 	p := simProviders[name]
 	sim, err := providersim.Start(t.Context(), providersim.Config{
-		Providers: []providersim.ProviderConfig{{Name: name, Kind: p.simKind, ExpectKey: testKey, Models: []string{p.ct.Upstream, p.embedModel}}},
+		Providers: []providersim.ProviderConfig{{Name: name, Kind: p.simKind, ExpectKey: simKey, Models: []string{p.ct.Upstream, p.embedModel}}},
 		Now:       func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	})
 	if err != nil {
@@ -194,7 +197,7 @@ func TestSDKThroughTranslator(t *testing.T) {
 	}
 	for _, name := range []string{"openai", "azure", "mistral", "vllm"} {
 		t.Run(name, func(t *testing.T) {
-			client, _, p := startBehindGateway(t, name)
+			client, _, p := startBehindGateway(t, name, testKey)
 			user := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi there")}
 			tests := []struct {
 				name   string
@@ -306,7 +309,7 @@ func TestEmbeddingsBase64ThroughTranslator(t *testing.T) {
 	}
 	for _, name := range []string{"openai", "azure", "mistral"} {
 		t.Run(name, func(t *testing.T) {
-			_, url, _ := startBehindGateway(t, name)
+			_, url, _ := startBehindGateway(t, name, testKey)
 			var floats struct {
 				Data []struct {
 					Embedding []float32 `json:"embedding"`
@@ -348,18 +351,8 @@ func TestEmbeddingsBase64ThroughTranslator(t *testing.T) {
 func TestSDKErrorsThroughTranslator(t *testing.T) {
 	for _, name := range []string{"openai", "azure", "vllm"} {
 		t.Run(name, func(t *testing.T) {
-			p := simProviders[name]
-			sim, err := providersim.Start(t.Context(), providersim.Config{
-				Providers: []providersim.ProviderConfig{{Name: name, Kind: p.simKind, ExpectKey: "another-key", Models: []string{p.ct.Upstream}}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sim.Close() })
-			gw := miniGateway(t, sim.URL(name), p)
-			t.Cleanup(gw.Close)
-			client := openai.NewClient(option.WithBaseURL(gw.URL+"/v1/"), option.WithAPIKey("vk-client"), option.WithMaxRetries(0))
-			_, err = client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")}})
+			client, _, _ := startBehindGateway(t, name, "another-key")
+			_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")}})
 			var apiErr *openai.Error
 			if !errors.As(err, &apiErr) {
 				t.Fatalf("got %v, want an API error", err)
