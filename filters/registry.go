@@ -45,8 +45,10 @@ func Order(name string) int {
 type Deps struct {
 	Policy *policy.Policy
 	// Route is the route whose chain is being built (set by Build).
-	Route   *policy.Route
-	Logger  *slog.Logger
+	Route  *policy.Route
+	Logger *slog.Logger
+	// Metrics is the registry filters register their collectors on,
+	// through [Collectors]; nil in tools that only validate.
 	Metrics prometheus.Registerer
 	// Secrets resolves provider keys; nil in tools that only validate.
 	Secrets SecretSource
@@ -70,6 +72,36 @@ type Deps struct {
 	Usage ledger.Ledger
 	// Audit records requests and admin actions; nil discards.
 	Audit *audit.Logger
+}
+
+// Collectors keeps one set of a filter package's metric collectors per
+// registry. Every policy reload builds the filters again on the registry of
+// the first build, which refuses a second registration of the same
+// metrics: the filters of every build share the collectors of the first.
+// The zero value is ready for use.
+type Collectors[M any] struct {
+	mu    sync.Mutex
+	byReg map[prometheus.Registerer]M
+}
+
+// For returns the collectors of reg. On reg's first use build makes them,
+// with the list to register on reg; a nil reg (tools that only validate)
+// gets collectors registered nowhere.
+func (c *Collectors[M]) For(reg prometheus.Registerer, build func() (M, []prometheus.Collector)) M {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.byReg[reg]; ok {
+		return m
+	}
+	m, cs := build()
+	if reg != nil {
+		reg.MustRegister(cs...)
+	}
+	if c.byReg == nil {
+		c.byReg = map[prometheus.Registerer]M{}
+	}
+	c.byReg[reg] = m
+	return m
 }
 
 // StickyStore remembers which model served an end user on a route.

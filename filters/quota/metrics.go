@@ -1,9 +1,9 @@
 package quota
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard/switchyard/filters"
 )
 
 // metrics are the quota filter's collectors. Labels are bounded: tenant,
@@ -20,20 +20,13 @@ type metrics struct {
 	pressure  *prometheus.GaugeVec
 }
 
-var (
-	metricsMu sync.Mutex
-	byReg     = map[prometheus.Registerer]*metrics{}
-)
+var collectors filters.Collectors[*metrics]
 
-// metricsFor returns the collectors registered on reg, registering them on
-// first use: a policy reload builds new filters but must not register the
-// same metrics twice.
-func metricsFor(reg prometheus.Registerer) *metrics {
-	metricsMu.Lock()
-	defer metricsMu.Unlock()
-	if m, ok := byReg[reg]; ok {
-		return m
-	}
+// metricsFor returns the collectors registered on reg, made on its first
+// use: the filters of every policy reload share them.
+func metricsFor(reg prometheus.Registerer) *metrics { return collectors.For(reg, newMetrics) }
+
+func newMetrics() (*metrics, []prometheus.Collector) {
 	budget := []string{"tenant", "period"}
 	m := &metrics{
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -73,9 +66,5 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 			Help: "The cost governor's level per tenant: 0 none, 1 expensive models lose weight, 2 cheap models only.",
 		}, []string{"tenant"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.pressure)
-	}
-	byReg[reg] = m
-	return m
+	return m, []prometheus.Collector{m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.pressure}
 }

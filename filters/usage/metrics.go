@@ -3,7 +3,6 @@ package usage
 import (
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -42,20 +41,13 @@ type metrics struct {
 	firstToken *prometheus.HistogramVec
 }
 
-var (
-	metricsMu sync.Mutex
-	byReg     = map[prometheus.Registerer]*metrics{}
-)
+var collectors filters.Collectors[*metrics]
 
-// metricsFor returns the collectors registered on reg, registering them on
-// first use: a policy reload builds new filters but must not register the
-// same metrics twice.
-func metricsFor(reg prometheus.Registerer) *metrics {
-	metricsMu.Lock()
-	defer metricsMu.Unlock()
-	if m, ok := byReg[reg]; ok {
-		return m
-	}
+// metricsFor returns the collectors registered on reg, made on its first
+// use: the filters of every policy reload share them.
+func metricsFor(reg prometheus.Registerer) *metrics { return collectors.For(reg, newMetrics) }
+
+func newMetrics() (*metrics, []prometheus.Collector) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_requests_total", Help: "Requests recorded, by tenant, app, model, provider and status (499: the client left before the answer was complete).",
@@ -91,11 +83,7 @@ func metricsFor(reg prometheus.Registerer) *metrics {
 			Buckets: ttftBuckets,
 		}, genAILabels),
 	}
-	if reg != nil {
-		reg.MustRegister(m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.tokenUsage, m.duration, m.firstToken)
-	}
-	byReg[reg] = m
-	return m
+	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.tokenUsage, m.duration, m.firstToken}
 }
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
