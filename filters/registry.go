@@ -74,6 +74,15 @@ type Deps struct {
 	Audit *audit.Logger
 }
 
+// Log returns the logger a filter logs through: Logger, or one that
+// discards when none is set (tools that only validate).
+func (d Deps) Log() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
 // Collectors keeps one set of a filter package's metric collectors per
 // registry. Every policy reload builds the filters again on the registry of
 // the first build, which refuses a second registration of the same

@@ -1,6 +1,8 @@
 package filters_test
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,5 +53,28 @@ func TestCollectorsOncePerRegistry(t *testing.T) {
 		if len(mfs) != 1 || len(mfs[0].GetMetric()) != 1 || mfs[0].GetMetric()[0].GetCounter().GetValue() != 2 {
 			t.Errorf("registry %s: got %v, want switchyard_test_total 2 alone", r.name, mfs)
 		}
+	}
+}
+
+func TestDepsLog(t *testing.T) {
+	set := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tests := []struct {
+		name string
+		deps filters.Deps
+		want *slog.Logger // nil: one that discards everything
+	}{
+		{name: "logger set", deps: filters.Deps{Logger: set}, want: set},
+		{name: "no logger", deps: filters.Deps{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.deps.Log()
+			switch {
+			case tt.want != nil && got != tt.want:
+				t.Errorf("got %p, want the Deps' logger %p", got, tt.want)
+			case tt.want == nil && (got == nil || got.Enabled(t.Context(), slog.LevelError)):
+				t.Errorf("got %v, want a logger that discards even errors", got)
+			}
+		})
 	}
 }

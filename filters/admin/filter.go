@@ -45,11 +45,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: log, trail: deps.Audit}
+	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),

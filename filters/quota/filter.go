@@ -44,13 +44,9 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 }
 
 func newFilter(cfg Config, deps filters.Deps, now func() time.Time) *Filter {
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	return &Filter{
 		cfg: cfg, store: deps.Store, spool: deps.Spool, gov: deps.Policy.Gateway.Governor,
-		log: log, metrics: metricsFor(deps.Metrics), now: now, views: map[string]view{},
+		log: deps.Log(), metrics: metricsFor(deps.Metrics), now: now, views: map[string]view{},
 	}
 }
 

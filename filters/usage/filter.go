@@ -39,11 +39,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filters.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Filter{log: log, metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, audit: deps.Audit, now: time.Now}, nil
+	return &Filter{log: deps.Log(), metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, audit: deps.Audit, now: time.Now}, nil
 }
 
 // Name implements [filters.Filter].
