@@ -408,18 +408,25 @@ func (c *compiler) price(src source, d, field string, usd float64) (int64, bool)
 	return int64(math.Round(usd * 1e6)), true
 }
 
-func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *Policy) *Route {
-	d := display("routes", i, s.Name)
+// uniqueName checks the name of a route or tenant (kind): set, well formed
+// and not one an earlier entry in seen took; it records the name in seen.
+func (c *compiler) uniqueName(src source, d, kind, name string, seen map[string]bool) bool {
 	ok := true
 	switch {
-	case s.Name == "" || !nameRE.MatchString(s.Name):
-		c.at(s.src, d, "name", "is required: letters, digits, '.', '_' or '-'")
+	case name == "" || !nameRE.MatchString(name):
+		c.at(src, d, "name", "is required: letters, digits, '.', '_' or '-'")
 		ok = false
-	case names[s.Name]:
-		c.at(s.src, d, "name", "duplicate route name")
+	case seen[name]:
+		c.at(src, d, "name", "duplicate %s name", kind)
 		ok = false
 	}
-	names[s.Name] = true
+	seen[name] = true
+	return ok
+}
+
+func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *Policy) *Route {
+	d := display("routes", i, s.Name)
+	ok := c.uniqueName(s.src, d, "route", s.Name, names)
 	if !strings.HasPrefix(s.Path, "/") || strings.ContainsAny(s.Path, "?# ") {
 		c.at(s.src, d, "path", "must be an absolute path without query, got %q", s.Path)
 		ok = false
@@ -597,16 +604,7 @@ func (c *compiler) models(src source, d, field string, names []string, p *Policy
 
 func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool) *Tenant {
 	d := display("tenants", i, s.Name)
-	ok := true
-	switch {
-	case s.Name == "" || !nameRE.MatchString(s.Name):
-		c.at(s.src, d, "name", "is required: letters, digits, '.', '_' or '-'")
-		ok = false
-	case seen[s.Name]:
-		c.at(s.src, d, "name", "duplicate tenant name")
-		ok = false
-	}
-	seen[s.Name] = true
+	ok := c.uniqueName(s.src, d, "tenant", s.Name, seen)
 	t := &Tenant{Name: s.Name, Tier: s.Tier, Apps: map[string]*App{}}
 	t.Models, ok = c.modelSet(s.src, d, "models", s.Models, p, ok)
 	before := len(c.probs)
