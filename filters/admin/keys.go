@@ -339,14 +339,19 @@ func (f *Filter) listKeys(ctx context.Context, x *filters.Exchange, _ string) (i
 }
 
 // named finds the live runtime keys called name: in the tenant the query
-// names, or in the one tenant that has such a key.
-func (f *Filter) named(ctx context.Context, ring store.KeyRing, x *filters.Exchange, name string) (*policy.Tenant, []store.KeyRecord, error) {
+// names, or in the one tenant that has such a key. It returns them with
+// the key ring that holds them.
+func (f *Filter) named(ctx context.Context, x *filters.Exchange, name string) (store.KeyRing, *policy.Tenant, []store.KeyRecord, error) {
+	ring, err := f.keyRing()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	q, _ := url.ParseQuery(x.Query)
 	tenants := x.Policy.Tenants
 	if tn := q.Get("tenant"); tn != "" {
 		t := tenantNamed(x.Policy, tn)
 		if t == nil {
-			return nil, nil, unknownTenant(tn)
+			return nil, nil, nil, unknownTenant(tn)
 		}
 		tenants = []*policy.Tenant{t}
 	}
@@ -357,12 +362,12 @@ func (f *Filter) named(ctx context.Context, ring store.KeyRing, x *filters.Excha
 	)
 	for _, t := range tenants {
 		if policyKeyNamed(t, name) != nil {
-			return nil, nil, filters.Reject(http.StatusConflict, openai.TypeInvalidRequest, "policy_key",
+			return nil, nil, nil, filters.Reject(http.StatusConflict, openai.TypeInvalidRequest, "policy_key",
 				"key %q of tenant %s is defined in the policy; change or remove it there", name, t.Name)
 		}
 		live, err := liveNamed(ctx, ring, t.Name, name)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if len(live) > 0 {
 			found, recs = t, live
@@ -371,23 +376,29 @@ func (f *Filter) named(ctx context.Context, ring store.KeyRing, x *filters.Excha
 	}
 	switch {
 	case len(holders) == 0:
-		return nil, nil, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_key", "no live key named %q", name)
+		return nil, nil, nil, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_key", "no live key named %q", name)
 	case len(holders) > 1:
-		return nil, nil, filters.Reject(http.StatusConflict, openai.TypeInvalidRequest, "ambiguous_key_name",
+		return nil, nil, nil, filters.Reject(http.StatusConflict, openai.TypeInvalidRequest, "ambiguous_key_name",
 			"tenants %s each have a key named %q; add ?tenant=", strings.Join(holders, ", "), name)
 	}
-	return found, recs, nil
+	return ring, found, recs, nil
+}
+
+// revoke refuses the keys recs from now on, on every replica.
+func revoke(ctx context.Context, ring store.KeyRing, recs []store.KeyRecord) error {
+	for _, r := range recs {
+		if err := ring.RevokeKey(ctx, r.Hash); err != nil {
+			return storeErr(err)
+		}
+	}
+	return nil
 }
 
 // rotateKey answers POST /admin/keys/{name}/rotate[?tenant=]: a new secret
 // for the key, with the same tenant, app, models and limits; the old
 // secret is refused from then on.
 func (f *Filter) rotateKey(ctx context.Context, x *filters.Exchange, name string) (int, any, error) {
-	ring, err := f.keyRing()
-	if err != nil {
-		return 0, nil, err
-	}
-	t, recs, err := f.named(ctx, ring, x, name)
+	ring, t, recs, err := f.named(ctx, x, name)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -397,10 +408,8 @@ func (f *Filter) rotateKey(ctx context.Context, x *filters.Exchange, name string
 	if err != nil {
 		return 0, nil, err
 	}
-	for _, r := range recs {
-		if err := ring.RevokeKey(ctx, r.Hash); err != nil {
-			return 0, nil, storeErr(err)
-		}
+	if err := revoke(ctx, ring, recs); err != nil {
+		return 0, nil, err
 	}
 	f.audit(ctx, x, "key.rotate", slog.String("tenant", t.Name), slog.String("name", name),
 		slog.String("hash_prefix", view.HashPrefix), slog.String("revoked_hash_prefix", recs[len(recs)-1].Hash[:8]))
@@ -411,18 +420,12 @@ func (f *Filter) rotateKey(ctx context.Context, x *filters.Exchange, name string
 // revokeKey answers DELETE /admin/keys/{name}[?tenant=]: the key is refused
 // from now on, on every replica.
 func (f *Filter) revokeKey(ctx context.Context, x *filters.Exchange, name string) (int, any, error) {
-	ring, err := f.keyRing()
+	ring, t, recs, err := f.named(ctx, x, name)
 	if err != nil {
 		return 0, nil, err
 	}
-	t, recs, err := f.named(ctx, ring, x, name)
-	if err != nil {
+	if err := revoke(ctx, ring, recs); err != nil {
 		return 0, nil, err
-	}
-	for _, r := range recs {
-		if err := ring.RevokeKey(ctx, r.Hash); err != nil {
-			return 0, nil, storeErr(err)
-		}
 	}
 	f.audit(ctx, x, "key.revoke", slog.String("tenant", t.Name), slog.String("name", name),
 		slog.String("hash_prefix", recs[len(recs)-1].Hash[:8]))
