@@ -229,20 +229,28 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 	}
 }
 
+// newName checks the name of a provider or model (kind): set, well formed
+// and not taken by an earlier one. (Routes and tenants word the same rule
+// differently, in uniqueName; the wording is part of what the invalid
+// cases under testdata assert.)
+func (c *compiler) newName(src source, d, kind, name string, taken bool) bool {
+	switch {
+	case name == "":
+		c.at(src, d, "name", "is required")
+	case !nameRE.MatchString(name):
+		c.at(src, d, "name", "must be letters, digits, '.', '_' or '-' (at most 64)")
+	case taken:
+		c.at(src, d, "name", "duplicate %s name", kind)
+	default:
+		return true
+	}
+	return false
+}
+
 func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *Provider {
 	d := display("providers", i, s.Name)
-	ok := true
-	switch {
-	case s.Name == "":
-		c.at(s.src, d, "name", "is required")
-		ok = false
-	case !nameRE.MatchString(s.Name):
-		c.at(s.src, d, "name", "must be letters, digits, '.', '_' or '-' (at most 64)")
-		ok = false
-	case seen[s.Name] != nil:
-		c.at(s.src, d, "name", "duplicate provider name")
-		ok = false
-	case s.Name == health.AllProviders:
+	ok := c.newName(s.src, d, "provider", s.Name, seen[s.Name] != nil)
+	if ok && s.Name == health.AllProviders {
 		c.at(s.src, d, "name", "%q is reserved: fault drills use it for every provider", s.Name)
 		ok = false
 	}
@@ -326,18 +334,7 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 
 func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 	d := display("models", i, s.Name)
-	ok := true
-	switch {
-	case s.Name == "":
-		c.at(s.src, d, "name", "is required")
-		ok = false
-	case !nameRE.MatchString(s.Name):
-		c.at(s.src, d, "name", "must be letters, digits, '.', '_' or '-' (at most 64)")
-		ok = false
-	case p.models[s.Name] != nil:
-		c.at(s.src, d, "name", "duplicate model name")
-		ok = false
-	}
+	ok := c.newName(s.src, d, "model", s.Name, p.models[s.Name] != nil)
 	m := &Model{Name: s.Name, Upstream: s.Upstream, ContextWindow: s.ContextWindow, MaxOutputTokens: s.MaxOutputTokens, DefaultMaxTokens: s.DefaultMaxTokens}
 	if m.Upstream == "" {
 		m.Upstream = s.Name
