@@ -99,7 +99,7 @@ fuzz:
 	done
 
 golden:
-	$(GO) test ./filters/translate/... -update
+	$(GO) test ./filters/translate/openai ./filters/translate/anthropic ./filters/translate/gemini -update
 
 precommit: fmt lint test-unit
 
