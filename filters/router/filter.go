@@ -50,11 +50,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := deps.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Filter{router: r, health: h, sticky: deps.Sticky, log: log}, nil
+	return &Filter{router: r, health: h, sticky: deps.Sticky, log: deps.Log()}, nil
 }
 
 // Name implements [filters.Filter].
