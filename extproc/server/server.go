@@ -97,11 +97,8 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		s.exchanges.Delete(lv.x.ID)
 	}()
 	for {
-		req, err := stream.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
-				return nil
-			}
+		req, err := recv(stream)
+		if req == nil {
 			return err
 		}
 		start := s.now()
@@ -153,6 +150,16 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 	}
 }
 
+// recv returns Envoy's next message, or nil once the stream is over: with
+// no error when Envoy closed it or the request was cancelled.
+func recv(stream extprocv3.ExternalProcessor_ProcessServer) (*extprocv3.ProcessingRequest, error) {
+	req, err := stream.Recv()
+	if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+		return nil, nil
+	}
+	return req, err
+}
+
 // processAttempt serves the per-attempt filter: the request headers come
 // in and the translated request goes out; then the attempt's response
 // headers come in, or the stream ends without them (connect failure,
@@ -170,11 +177,8 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		}
 	}()
 	for {
-		req, err := stream.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
-				return nil
-			}
+		req, err := recv(stream)
+		if req == nil {
 			return err
 		}
 		start := s.now()
