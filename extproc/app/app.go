@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
@@ -78,13 +79,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	defer trailFile.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
-	}, []string{"process", "result"})
-	reg.MustRegister(reloads)
-	// Both series exist from the start, so a dashboard shows 0, not nothing.
-	reloads.WithLabelValues("extproc", "applied")
-	reloads.WithLabelValues("extproc", "refused")
+	loads := reload.New(reg, "extproc", c.configDir, log, trail)
 
 	storeMetrics := store.NewMetrics()
 	reg.MustRegister(storeMetrics)
@@ -132,8 +127,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	p, err := policy.Load(c.configDir)
 	if err != nil {
-		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
-		trail.Config(ctx, c.configDir, "", err)
+		loads.Refused(ctx, err)
 		return err
 	}
 	db, writer, err := openLedger(ctx, p, reg, log)
@@ -154,13 +148,12 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ledgerDB = db
 	rt, err := build(p)
 	if err != nil {
-		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
+		loads.Refused(ctx, err)
 		return err
 	}
 	var current atomic.Pointer[server.Runtime]
 	current.Store(rt)
-	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
-	trail.Config(ctx, c.configDir, p.Version, nil)
+	loads.Applied(ctx, p.Version)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -206,15 +199,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 				return err
 			}
 			current.Store(nrt)
-			reloads.WithLabelValues("extproc", "applied").Inc()
-			log.Info("policy applied", slog.String("version", np.Version))
-			trail.Config(ctx, c.configDir, np.Version, nil)
+			loads.Applied(ctx, np.Version)
 			return nil
-		}, func(err error) {
-			reloads.WithLabelValues("extproc", "refused").Inc()
-			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
-			trail.Config(ctx, c.configDir, "", err)
-		})
+		}, func(err error) { loads.Refused(ctx, err) })
 	}()
 
 	select {

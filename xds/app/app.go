@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // validate routes' filters as ext_proc will
 	"github.com/switchyard/switchyard/xds/controlplane"
@@ -77,27 +78,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return terr
 	}
 	defer trailFile.Close()
-	if err != nil {
-		log.Error("policy refused", slog.String("dir", c.configDir), slog.String("error", err.Error()))
-		trail.Config(ctx, c.configDir, "", err)
-		return err
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchyard_config_reloads_total", Help: "Policy reloads by process and result (applied, refused).",
-	}, []string{"process", "result"})
-	reg.MustRegister(reloads)
-	// Both series exist from the start, so a dashboard shows 0, not nothing.
-	reloads.WithLabelValues("xds", "applied")
-	reloads.WithLabelValues("xds", "refused")
+	loads := reload.New(reg, "xds", c.configDir, log, trail)
+	if err != nil {
+		loads.Refused(ctx, err)
+		return err
+	}
 
 	cp := controlplane.New(resources.Options{AccessLog: c.accessLog, CACertFile: c.caFile}, log)
 	if err := cp.Apply(ctx, p); err != nil {
 		return fmt.Errorf("building the first snapshot: %w", err)
 	}
-	log.Info("policy applied", slog.String("version", p.Version), slog.String("dir", c.configDir))
-	trail.Config(ctx, c.configDir, p.Version, nil)
+	loads.Applied(ctx, p.Version)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -131,15 +124,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err := cp.Apply(ctx, np); err != nil {
 				return err
 			}
-			reloads.WithLabelValues("xds", "applied").Inc()
-			log.Info("policy applied", slog.String("version", np.Version))
-			trail.Config(ctx, c.configDir, np.Version, nil)
+			loads.Applied(ctx, np.Version)
 			return nil
-		}, func(err error) {
-			reloads.WithLabelValues("xds", "refused").Inc()
-			log.Error("policy refused; the previous policy keeps serving", slog.String("error", err.Error()))
-			trail.Config(ctx, c.configDir, "", err)
-		})
+		}, func(err error) { loads.Refused(ctx, err) })
 	}()
 
 	select {
