@@ -64,11 +64,13 @@ func FuzzEmbeddingsComplete(f *testing.F) {
 }
 
 // FuzzRequest: any chat request the parser accepts is translated into a
-// JSON body or refused with a 400; never a panic.
+// JSON body, no larger than the request by more than the inlining bound, or
+// refused with a 400; never a panic.
 func FuzzRequest(f *testing.F) {
 	for _, s := range translatortest.Seeds(f, "request/*.in.json") {
 		f.Add(s)
 	}
+	f.Add([]byte(`{"model":"m",` + userHi + `,"tools":[{"type":"function","function":{"name":"f","parameters":` + doublingRefs(10) + `}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, e := wire.ParseChatRequest(body)
 		if e != nil {
@@ -83,6 +85,10 @@ func FuzzRequest(f *testing.F) {
 		}
 		if !json.Valid(up.Body) {
 			t.Fatalf("upstream body is not JSON: %q", up.Body)
+		}
+		// Rewriting a message or a schema keyword at most triples it.
+		if limit := 4*len(body) + maxSchemaBytes + 64<<10; len(up.Body) > limit {
+			t.Fatalf("a %d-byte request became a %d-byte upstream body, above %d", len(body), len(up.Body), limit)
 		}
 	})
 }

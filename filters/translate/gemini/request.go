@@ -399,6 +399,7 @@ func signatureForID(sig string) string {
 func tools(req *wire.ChatRequest, g *generateRequest) *wire.Error {
 	declared := map[string]bool{}
 	var decls []functionDeclaration
+	budget := newSchemaBudget()
 	for i, t := range req.Tools {
 		at := "tools[" + strconv.Itoa(i) + "]"
 		if t.Type != "function" {
@@ -407,7 +408,7 @@ func tools(req *wire.ChatRequest, g *generateRequest) *wire.Error {
 		if !functionNameRE.MatchString(t.Function.Name) {
 			return refuse(at+".function.name", "%s: function name %q must start with a letter or underscore for this model", at, t.Function.Name)
 		}
-		params, err := cleanParameters(t.Function.Parameters)
+		params, err := cleanParameters(t.Function.Parameters, budget)
 		if err != nil {
 			return refuse(at+".function.parameters", "%s: %v", at, err)
 		}

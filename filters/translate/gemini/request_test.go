@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,6 +80,9 @@ func TestRequestRefusals(t *testing.T) {
 		{"boolean schema", withParams(`{"type":"object","properties":{"a":true}}`), "tools[0].function.parameters"},
 		{"allOf of two", withParams(`{"type":"object","properties":{"a":{"allOf":[{"type":"string"},{"maxLength":3}]}}}`), "tools[0].function.parameters"},
 		{"non-string const", withParams(`{"type":"object","properties":{"a":{"const":3}}}`), "tools[0].function.parameters"},
+		{"$refs that double 18 times", withParams(doublingRefs(18)), "tools[0].function.parameters"},
+		{"$refs that double 30 times", withParams(doublingRefs(30)), "tools[0].function.parameters"},
+		{"a large definition inlined often", withParams(wideRefs(400, 4096)), "tools[0].function.parameters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +95,49 @@ func TestRequestRefusals(t *testing.T) {
 				t.Errorf("got %d %s param %q (%s), want 400 invalid_request_error param %q", e.Status, e.Type, e.Param, e.Message, tt.wantParam)
 			}
 		})
+	}
+}
+
+// doublingRefs is a schema of a few KB whose definitions d0…d(levels-1)
+// each hold two properties that $ref the next: inlined, 2^levels nodes.
+func doublingRefs(levels int) string {
+	var defs []string
+	for i := range levels {
+		next := `{"type":"string"}`
+		if i < levels-1 {
+			next = fmt.Sprintf(`{"$ref":"#/$defs/d%d"}`, i+1)
+		}
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","properties":{"a":%s,"b":%s}}`, i, next, next))
+	}
+	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"properties":{"root":{"$ref":"#/$defs/d0"}}}`
+}
+
+// wideRefs refers to one definition of about size bytes from n properties:
+// few nodes, but n copies of its text upstream.
+func wideRefs(n, size int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"$ref":"#/$defs/big"}`, i)
+	}
+	return `{"type":"object","$defs":{"big":{"type":"string","description":"` + strings.Repeat("x", size) + `"}},"properties":{` + strings.Join(props, ",") + `}}`
+}
+
+// TestSchemaBudgetIsPerRequest: tools that each stay within the bound
+// refuse together once they pass it, so a request cannot multiply the bound
+// by its number of tools.
+func TestSchemaBudgetIsPerRequest(t *testing.T) {
+	t.Parallel()
+	tool := `{"type":"function","function":{"name":"f%d","parameters":` + doublingRefs(12) + `}}`
+	var tools []string
+	for i := range 8 {
+		tools = append(tools, fmt.Sprintf(tool, i))
+	}
+	if _, e := translate(t, `{"model":"m",`+userHi+`,"tools":[`+tools[0]+`]}`); e != nil {
+		t.Fatalf("one tool of 2^12 nodes refused: %v", e.Message)
+	}
+	_, e := translate(t, `{"model":"m",`+userHi+`,"tools":[`+strings.Join(tools, ",")+`]}`)
+	if e == nil || e.Status != http.StatusBadRequest || !strings.HasPrefix(e.Param, "tools[") {
+		t.Fatalf("eight tools of 2^12 nodes each: got %v, want a 400 naming a tool", e)
 	}
 }
 

@@ -28,14 +28,36 @@ var schemaFormats = map[string]map[string]bool{
 	"integer": {"int32": true, "int64": true},
 }
 
-// maxSchemaDepth bounds nesting, and so the work a hostile schema can cause.
-const maxSchemaDepth = 64
+// Inlining $refs can grow a schema exponentially (definitions d0…d30, each
+// with two properties that $ref the next, expand to 2^30 nodes from 2 KB),
+// so nesting, the nodes built and the bytes of the definitions inlined are
+// bounded across all the tools of one request, and a schema beyond them is
+// refused before it costs more than the bound.
+const (
+	maxSchemaDepth = 64
+	maxSchemaNodes = 20_000
+	maxSchemaBytes = 1 << 20
+)
+
+// schemaBudget is what the tools of one request may still spend.
+type schemaBudget struct {
+	nodes, bytes int
+}
+
+func newSchemaBudget() *schemaBudget {
+	return &schemaBudget{nodes: maxSchemaNodes, bytes: maxSchemaBytes}
+}
+
+var (
+	errSchemaNodes = fmt.Errorf("parameters expand to more than %d schema nodes (count each inlined $ref in full)", maxSchemaNodes)
+	errSchemaBytes = fmt.Errorf("parameters expand to more than %d bytes of inlined $ref definitions", maxSchemaBytes)
+)
 
 // cleanParameters turns a tool's JSON Schema into Gemini's Schema: local
 // $refs are inlined, unsupported keywords dropped, and a parameter object
 // without properties is left out (Gemini refuses an OBJECT without
 // properties; a function without parameters takes no arguments).
-func cleanParameters(raw json.RawMessage) (json.RawMessage, error) {
+func cleanParameters(raw json.RawMessage, budget *schemaBudget) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
 	}
@@ -52,11 +74,17 @@ func cleanParameters(raw json.RawMessage) (json.RawMessage, error) {
 	if t, ok := obj["type"]; ok && t != "object" {
 		return nil, errors.New(`parameters must be a schema of type "object"`)
 	}
-	c := schemaCleaner{defs: map[string]any{}}
+	c := schemaCleaner{defs: map[string]definition{}, budget: budget}
 	for _, key := range []string{"definitions", "$defs"} {
 		if m, ok := obj[key].(map[string]any); ok {
 			for name, def := range m {
-				c.defs["#/"+key+"/"+name] = def
+				// Its encoded size is what each inlining of it costs; the
+				// sum is bounded by the request's size.
+				b, err := json.Marshal(def)
+				if err != nil {
+					return nil, err
+				}
+				c.defs["#/"+key+"/"+name] = definition{def, len(b)}
 			}
 		}
 	}
@@ -72,12 +100,21 @@ func cleanParameters(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 type schemaCleaner struct {
-	defs map[string]any // "#/$defs/name" → schema
+	defs   map[string]definition // "#/$defs/name" → schema
+	budget *schemaBudget
+}
+
+type definition struct {
+	schema any
+	size   int // bytes, encoded
 }
 
 func (c *schemaCleaner) clean(node any, depth int, refs []string) (map[string]any, error) {
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("parameters nest deeper than %d levels", maxSchemaDepth)
+	}
+	if c.budget.nodes--; c.budget.nodes < 0 {
+		return nil, errSchemaNodes
 	}
 	obj, ok := node.(map[string]any)
 	if !ok {
@@ -179,7 +216,10 @@ func (c *schemaCleaner) resolve(obj map[string]any, ref string, depth int, refs 
 			return nil, fmt.Errorf("$ref %q is recursive, which this model cannot express", ref)
 		}
 	}
-	s, err := c.clean(def, depth+1, append(refs, ref))
+	if c.budget.bytes -= def.size; c.budget.bytes < 0 {
+		return nil, errSchemaBytes
+	}
+	s, err := c.clean(def.schema, depth+1, append(refs, ref))
 	if err != nil {
 		return nil, err
 	}
