@@ -192,31 +192,11 @@ func (r *acceptanceRun) traffic(t *testing.T) {
 // keeping those whose labels contain every one of match.
 func metricSum(t *testing.T, url, name string, match ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(url)
+	v, err := harness.MetricSum(url, name, match...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	sum := 0.0
-	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		ok := true
-		for _, m := range match {
-			ok = ok && strings.Contains(line, m)
-		}
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		sum += f
-	}
-	return sum
+	return v
 }
 
 // TestAcceptance: after the scripted run, the ledger holds one row per

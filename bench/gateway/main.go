@@ -1,11 +1,14 @@
 // Command gateway measures what Switchyard adds to a request: the same
-// chat completion is sent straight to the zero-delay provider simulator and
-// through the whole gateway (Envoy, ext_proc with its filter chain, the
-// control plane, Redis), side by side in one run, so machine noise hits
-// both alike. It reports latency percentiles and throughput at concurrency
-// 1 and 16, the added latency, streamed time to first token, the
-// gateway's CPU time per request and its idle memory, and writes them into
-// docs/BENCHMARKS.md with -write.
+// chat completion is sent straight to the zero-delay provider simulator,
+// through a bare Envoy hop and through the whole gateway (Envoy, ext_proc
+// with its filter chain, the control plane, Redis), side by side in one
+// run, so machine noise hits all alike. Each path's processes are pinned to
+// one core and the client and simulator (this process) to another. It
+// reports latency percentiles and throughput at concurrency 1 and 64, the
+// added latency, streamed time to first token, each path's CPU time per
+// request, the gateway's ext_proc messages and Redis round trips per
+// request and its idle memory, and writes them into docs/BENCHMARKS.md with
+// -write.
 package main
 
 import (
@@ -33,9 +36,9 @@ const section = "gateway-overhead"
 func main() {
 	write := flag.String("write", "", "write the results into this markdown file (docs/BENCHMARKS.md)")
 	n1 := flag.Int("n1", 2000, "requests per path at concurrency 1")
-	n16 := flag.Int("n16", 8000, "requests per path at concurrency 16")
+	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
 	flag.Parse()
-	if err := run(*write, *n1, *n16); err != nil {
+	if err := run(*write, *n1, *n64); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -48,9 +51,13 @@ type target struct {
 	auth string
 }
 
-func run(write string, n1, n16 int) error {
+func run(write string, n1, n64 int) error {
 	ctx := context.Background()
-	s, err := harness.Start(ctx, harness.Options{})
+	pin, err := pinSelf()
+	if err != nil {
+		return err
+	}
+	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths})
 	if err != nil {
 		return err
 	}
@@ -59,7 +66,7 @@ func run(write string, n1, n16 int) error {
 	if err != nil {
 		return err
 	}
-	plain, err := startPlainEnvoy(envoy, s.Dir, s.Sim.Addr("openai"))
+	plain, err := startPlainEnvoy(envoy, s.Dir, s.Sim.Addr("openai"), pin.paths)
 	if err != nil {
 		return err
 	}
@@ -88,11 +95,12 @@ func run(write string, n1, n16 int) error {
 		idle[p] = rssKB(s.PID(p))
 	}
 
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths)}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
+	extprocMetrics := s.Replicas[0].ExtProcMetrics + "/metrics"
 	for _, c := range []struct {
 		conc, n int
 		into    *[3]stats
-	}{{1, n1, &r.C1}, {16, n16, &r.C16}} {
+	}{{1, n1, &r.C1}, {64, n64, &r.C64}} {
 		var (
 			lat   [3][]time.Duration
 			dur   [3]time.Duration
@@ -100,8 +108,16 @@ func run(write string, n1, n16 int) error {
 		)
 		// Interleave blocks so every path sees the same machine weather.
 		const blocks = 10
+		var messages, trips float64
 		for range blocks {
 			for i, t := range paths {
+				gateway := i == len(paths)-1
+				var msgBefore, tripsBefore float64
+				if gateway {
+					if msgBefore, tripsBefore, err = gatewayCounters(extprocMetrics); err != nil {
+						return err
+					}
+				}
 				before := cpuOf(pids[i])
 				start := time.Now()
 				l, err := measure(client, t, c.n/blocks, c.conc)
@@ -111,16 +127,33 @@ func run(write string, n1, n16 int) error {
 				dur[i] += time.Since(start)
 				ticks[i] += cpuOf(pids[i]) - before
 				lat[i] = append(lat[i], l...)
+				if gateway {
+					// Settlement may finish just after the answer: let it.
+					time.Sleep(100 * time.Millisecond)
+					m, tr, err := gatewayCounters(extprocMetrics)
+					if err != nil {
+						return err
+					}
+					messages += m - msgBefore
+					trips += tr - tripsBefore
+				}
 			}
 		}
 		for i := range paths {
 			c.into[i] = summarize(lat[i], dur[i])
 			c.into[i].CPUPerRequest = time.Duration(float64(ticks[i]) * float64(10*time.Millisecond) / float64(len(lat[i])))
 		}
+		n := float64(len(lat[len(paths)-1]))
+		c.into[len(paths)-1].Messages, c.into[len(paths)-1].RoundTrips = messages/n, trips/n
 	}
-	var ttft [2][]time.Duration
+	var ttft [3][]time.Duration
+	var streamMessages float64
 	for range 5 {
-		for i, t := range []target{{url: paths[0].url, body: stream}, {url: paths[2].url, body: stream, auth: paths[2].auth}} {
+		for i, t := range []target{{url: paths[0].url, body: stream}, {url: plain.url(), body: stream}, {url: paths[2].url, body: stream, auth: paths[2].auth}} {
+			msgBefore, _, err := gatewayCounters(extprocMetrics)
+			if err != nil {
+				return err
+			}
 			for range 60 {
 				d, err := firstToken(client, t)
 				if err != nil {
@@ -128,9 +161,18 @@ func run(write string, n1, n16 int) error {
 				}
 				ttft[i] = append(ttft[i], d)
 			}
+			if i == 2 {
+				time.Sleep(100 * time.Millisecond)
+				m, _, err := gatewayCounters(extprocMetrics)
+				if err != nil {
+					return err
+				}
+				streamMessages += m - msgBefore
+			}
 		}
 	}
-	r.TTFT = [2]time.Duration{pctl(ttft[0], 50), pctl(ttft[1], 50)}
+	r.TTFT = [3]time.Duration{pctl(ttft[0], 50), pctl(ttft[1], 50), pctl(ttft[2], 50)}
+	r.StreamMessages = streamMessages / float64(len(ttft[2]))
 	if r.Decide, err = decisionTime(); err != nil {
 		return err
 	}
@@ -142,6 +184,16 @@ func run(write string, n1, n16 int) error {
 		return docs.WriteSection(write, section, out.String())
 	}
 	return nil
+}
+
+// gatewayCounters reads ext_proc's messages so far (every phase, both
+// streams) and its Redis round trips.
+func gatewayCounters(url string) (messages, trips float64, err error) {
+	if messages, err = harness.MetricSum(url, "switchyard_extproc_message_duration_seconds_count"); err != nil {
+		return 0, 0, err
+	}
+	trips, err = harness.MetricSum(url, "switchyard_store_redis_roundtrips_total")
+	return messages, trips, err
 }
 
 func mustRoot() string {
@@ -248,6 +300,9 @@ type stats struct {
 	// CPUPerRequest is the CPU time of the path's own processes (not the
 	// client's nor the simulator's) per request.
 	CPUPerRequest time.Duration
+	// Messages and RoundTrips are the gateway's ext_proc messages and Redis
+	// round trips per request.
+	Messages, RoundTrips float64
 }
 
 func summarize(lat []time.Duration, total time.Duration) stats {

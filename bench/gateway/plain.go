@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/switchyard/switchyard/e2e/harness"
 )
 
 // plainEnvoy is the same Envoy binary as a bare reverse proxy in front of
@@ -21,7 +23,8 @@ type plainEnvoy struct {
 	port int
 }
 
-func startPlainEnvoy(envoy, dir, upstream string) (*plainEnvoy, error) {
+// cpus, when set, pins it there with one worker, as the gateway's Envoy is.
+func startPlainEnvoy(envoy, dir, upstream, cpus string) (*plainEnvoy, error) {
 	host, port, err := net.SplitHostPort(upstream)
 	if err != nil {
 		return nil, err
@@ -57,6 +60,10 @@ static_resources:
 		return nil, err
 	}
 	cmd := exec.Command(envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart")
+	if cpus != "" {
+		cmd = exec.Command("taskset", "-c", cpus, envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart",
+			"--concurrency", strconv.Itoa(harness.CPUCount(cpus)))
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

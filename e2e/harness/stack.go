@@ -73,6 +73,10 @@ type Options struct {
 	Env []string
 	// Out, when set, also receives every process's output.
 	Out io.Writer
+	// CPUs, when set, pins every gateway process (Envoy, ext_proc, xds,
+	// Redis) to these CPUs (a taskset list such as "0"), and Envoy runs one
+	// worker per CPU: the benchmark measures the gateway on one core.
+	CPUs string
 }
 
 // Replica is one Envoy with its ext_proc.
@@ -199,8 +203,11 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		ename := "envoy-" + strconv.Itoa(i)
-		if err := s.start(o, ename, envoy, "-c", bs, "--log-level", "warn", "--disable-hot-restart",
-			"--drain-time-s", "1", "--parent-shutdown-time-s", "2"); err != nil {
+		envoyArgs := []string{"-c", bs, "--log-level", "warn", "--disable-hot-restart", "--drain-time-s", "1", "--parent-shutdown-time-s", "2"}
+		if o.CPUs != "" {
+			envoyArgs = append(envoyArgs, "--concurrency", strconv.Itoa(CPUCount(o.CPUs)))
+		}
+		if err := s.start(o, ename, envoy, envoyArgs...); err != nil {
 			return nil, err
 		}
 		if err := waitEnvoy(ctx, r.EnvoyAdmin); err != nil {
@@ -268,6 +275,10 @@ func (s *Stack) start(o Options, name, path string, args ...string) error {
 		return err
 	}
 	cmd := exec.Command(path, args...)
+	if o.CPUs != "" {
+		// taskset execs the command, so the PID stays the process's own.
+		cmd = exec.Command("taskset", append([]string{"-c", o.CPUs, path}, args...)...)
+	}
 	var out io.Writer = f
 	if o.Out != nil {
 		out = io.MultiWriter(f, prefixWriter{name: name, w: o.Out})

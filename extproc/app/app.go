@@ -87,6 +87,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if c.redis != "" {
 		rc := redis.NewClient(&redis.Options{Addr: c.redis})
 		defer rc.Close()
+		trips := newRoundTrips()
+		reg.MustRegister(trips.total)
+		rc.AddHook(trips)
 		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics})
 		log.Info("store: redis", slog.String("addr", c.redis))
 	} else {
