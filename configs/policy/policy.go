@@ -194,6 +194,21 @@ type Model struct {
 	Fallback         []*Model
 }
 
+// OutputLimit is the most m may write for a request that asked for at
+// most requested tokens (0: it set no cap): the request's cap, else the
+// model's default, never above the model's maximum. Budgets reserve for it
+// and every translator sends it upstream, so what a provider may bill is
+// what was reserved.
+func (m *Model) OutputLimit(requested int) int {
+	if requested <= 0 {
+		requested = m.DefaultMaxTokens
+	}
+	if m.MaxOutputTokens > 0 {
+		requested = min(requested, m.MaxOutputTokens)
+	}
+	return requested
+}
+
 // Route is a compiled route.
 type Route struct {
 	Name              string

@@ -31,6 +31,7 @@ type ChatRequest struct {
 	PresencePenalty     *float64           `json:"presence_penalty,omitempty"`
 	LogitBias           map[string]float64 `json:"logit_bias,omitempty"`
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
+	ServiceTier         string             `json:"service_tier,omitempty"`
 	Metadata            map[string]string  `json:"metadata,omitempty"`
 }
 
@@ -44,6 +45,15 @@ func (r *ChatRequest) OutputCap() int {
 		return *r.MaxTokens
 	}
 	return 0
+}
+
+// Choices is how many answers the client asked for (n), each written up to
+// the output cap and billed.
+func (r *ChatRequest) Choices() int {
+	if r.N != nil && *r.N > 1 {
+		return *r.N
+	}
+	return 1
 }
 
 // IncludeUsage reports whether the client asked for a usage chunk.

@@ -108,6 +108,14 @@ func checkRanges(r *ChatRequest) *Error {
 	if len(r.Stop) > 4 {
 		return bad("stop", "stop accepts at most 4 sequences")
 	}
+	// A tier other than the default changes what the provider charges,
+	// which the policy's prices (and so budgets and the ledger) do not
+	// know.
+	switch r.ServiceTier {
+	case "", "auto", "default":
+	default:
+		return bad("service_tier", "service_tier must be \"auto\" or \"default\": other tiers are priced differently from what this gateway's budgets account for")
+	}
 	return nil
 }
 

@@ -42,6 +42,9 @@ func TestParseChatRequest(t *testing.T) {
 		{"zero max tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":0}`, "invalid_value", "max_tokens"},
 		{"five stop sequences", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stop":["a","b","c","d","e"]}`, "invalid_value", "stop"},
 		{"bad tool choice", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tool_choice":"sometimes"}`, "invalid_value", ""},
+		{"default service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"default"}`, "", ""},
+		{"priority service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"priority"}`, "invalid_value", "service_tier"},
+		{"flex service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"flex"}`, "invalid_value", "service_tier"},
 		{"stream options without a stream", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`, "invalid_value", "stream_options"},
 	}
 	for _, tt := range tests {

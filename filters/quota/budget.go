@@ -21,13 +21,16 @@ type demand struct {
 	prompt int
 	// output is the client's output cap, 0 when it set none.
 	output int
-	chat   bool
+	// choices is how many answers the provider writes (n), each up to
+	// the output cap and each billed.
+	choices int
+	chat    bool
 }
 
 func demandOf(x *filters.Exchange) demand {
 	switch {
 	case x.Chat != nil:
-		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), chat: true}
+		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true}
 	case x.Embeddings != nil:
 		n := 0
 		for _, s := range x.Embeddings.Input.Texts {
@@ -41,17 +44,12 @@ func demandOf(x *filters.Exchange) demand {
 	return demand{}
 }
 
-// outputFor is the most m may write: the client's cap, else the model's
-// default, never above the model's maximum.
+// outputFor is the most m may write, over all the choices asked for.
 func (d demand) outputFor(m *policy.Model) int {
 	if !d.chat {
 		return 0
 	}
-	out := d.output
-	if out <= 0 {
-		out = m.DefaultMaxTokens
-	}
-	return min(out, m.MaxOutputTokens)
+	return m.OutputLimit(d.output) * max(d.choices, 1)
 }
 
 // worst is the highest cost m may bill for the request, in micro-USD,

@@ -148,3 +148,18 @@ func TestWorkedExample(t *testing.T) {
 		}
 	})
 }
+
+// TestWorstCaseCountsEveryChoice: n answers may each write the output cap,
+// and each is billed, so the reservation is the prompt plus n times the
+// output at the plan's dearest model (claude-3-5-sonnet: 1 200 × $3 +
+// 4 × 2 000 × $15 per million).
+func TestWorstCaseCountsEveryChoice(t *testing.T) {
+	r := newRigFor(t, fmt.Sprintf(examplePolicy, "refuse"), time.Date(2026, 3, 15, 9, 0, 0, 0, time.UTC))
+	body := strings.Replace(exampleRequest, `"max_tokens":2000,`, `"max_tokens":2000,"n":4,`, 1)
+	if _, err := r.send("sk-web", body); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.state(acmeDaily, 9); got.Reserved != 3_600+120_000 {
+		t.Errorf("tenant daily reserved %d, want 123600", got.Reserved)
+	}
+}

@@ -336,11 +336,7 @@ func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Err
 	if m == nil {
 		return nil
 	}
-	out := q.Chat.OutputCap()
-	if out == 0 {
-		out = m.DefaultMaxTokens
-	}
-	out = min(out, m.MaxOutputTokens)
+	out := m.OutputLimit(q.Chat.OutputCap())
 	if s.tokens+out <= m.ContextWindow {
 		return nil
 	}
@@ -365,11 +361,7 @@ func (r *Router) fits(q *Query, s *signals, m *policy.Model) bool {
 	if !m.Caps.Has(s.need) || !r.allowed(q, m) {
 		return false
 	}
-	out := q.Chat.OutputCap()
-	if out == 0 {
-		out = m.DefaultMaxTokens
-	}
-	return s.tokens+min(out, m.MaxOutputTokens) <= m.ContextWindow
+	return s.tokens+m.OutputLimit(q.Chat.OutputCap()) <= m.ContextWindow
 }
 
 // prefer moves the models a tier, a split or stickiness asks for to the

@@ -83,17 +83,10 @@ func refuseUnsupported(req *wire.ChatRequest) *wire.Error {
 // maxTokens is the client's cap, else the model's configured default,
 // never above the model's maximum output.
 func maxTokens(req *wire.ChatRequest, m *policy.Model) int {
-	n := req.OutputCap()
-	if n <= 0 {
-		n = m.DefaultMaxTokens
+	if n := m.OutputLimit(req.OutputCap()); n > 0 {
+		return n
 	}
-	if n <= 0 {
-		n = fallbackMaxTokens
-	}
-	if m.MaxOutputTokens > 0 && n > m.MaxOutputTokens {
-		n = m.MaxOutputTokens
-	}
-	return n
+	return m.OutputLimit(fallbackMaxTokens)
 }
 
 // temperature clamps OpenAI's 0–2 range to Anthropic's 0–1, as

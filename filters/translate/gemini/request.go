@@ -478,15 +478,8 @@ func (tr *Translator) generationConfig(req *wire.ChatRequest) (generationConfig,
 	return gc, nil
 }
 
-// outputCap is the client's cap, else the model's default, never above the
-// model's maximum; 0 leaves the provider's default.
+// outputCap is the model's output limit for the request (0 leaves the
+// provider's default).
 func (tr *Translator) outputCap(req *wire.ChatRequest) int {
-	n := req.OutputCap()
-	if n == 0 {
-		n = tr.t.Model.DefaultMaxTokens
-	}
-	if m := tr.t.Model.MaxOutputTokens; m > 0 && n > m {
-		n = m
-	}
-	return n
+	return tr.t.Model.OutputLimit(req.OutputCap())
 }

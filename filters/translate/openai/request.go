@@ -60,10 +60,10 @@ func (tr *Translator) unsupported(param, format string, args ...any) *wire.Error
 // model is called, how many tokens it may write).
 func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Error) {
 	q := &tr.q
-	limit := req.OutputCap()
-	if mx := tr.t.Model.MaxOutputTokens; mx > 0 && limit > mx {
-		limit = mx
-	}
+	// The cap is always sent, the model's default when the client set
+	// none: the budget reserved for it, and the provider's own default
+	// may be far higher.
+	limit := tr.t.Model.OutputLimit(req.OutputCap())
 	streamOpts := req.Stream && q.streamOptions
 	dropTools := q.noToolChoice && req.ToolChoice != nil && req.ToolChoice.Mode == "none"
 	walkMessages := q.shortToolIDs || q.dropMessageName || (q.developerAsSystem && hasDeveloper(req))
@@ -127,6 +127,10 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	if streamOpts && !optsDone {
 		w.key("stream_options")
 		w.out = appendStreamOptions(w.out, nil)
+	}
+	if limit > 0 && !capDone {
+		w.key(q.capField)
+		w.out = strconv.AppendInt(w.out, int64(limit), 10)
 	}
 	w.close()
 	return w.out, nil
