@@ -54,8 +54,17 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "translate" }
 
-// Attempt implements [filters.AttemptHook].
+// Attempt implements [filters.AttemptHook]. A refused attempt is never
+// sent, so no AttemptDone comes for it: the key it picked is let go here.
 func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Attempt) error {
+	err := f.translate(x, a)
+	if err != nil {
+		f.used.Delete(a)
+	}
+	return err
+}
+
+func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 	p := a.Target.Provider()
 	t := translator.Target{
 		Provider:    p,

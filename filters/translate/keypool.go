@@ -66,8 +66,10 @@ func newCooldowns() *cooldowns { return &cooldowns{until: map[[32]byte]time.Time
 // and every policy version share them, since they share the keys.
 var restingKeys = newCooldowns()
 
-// newKeyPool resolves a provider's keys; empty ones (an unset variable) are
-// left out, and a provider with none sends no key.
+// newKeyPool resolves a provider's keys; a provider configured without any
+// sends none. A key that resolves empty (an unset variable, an empty file)
+// refuses the policy, naming where it was to come from: sent as is, it
+// would fail every request with the provider's 401.
 func newKeyPool(p *policy.Provider, src filters.SecretSource, cool *cooldowns, now func() time.Time) (*keyPool, error) {
 	pool := &keyPool{provider: p.Name, cool: cool, now: now}
 	for _, ref := range p.Keys {
@@ -75,10 +77,14 @@ func newKeyPool(p *policy.Provider, src filters.SecretSource, cool *cooldowns, n
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
 		}
-		if k != "" {
-			pool.keys = append(pool.keys, secret(k))
-			pool.marks = append(pool.marks, sha256.Sum256([]byte(k)))
+		if k == "" {
+			if ref.Env != "" {
+				return nil, fmt.Errorf("provider %s: api key: environment variable %s is unset or empty", p.Name, ref.Env)
+			}
+			return nil, fmt.Errorf("provider %s: api key: file %s is empty", p.Name, ref.File)
 		}
+		pool.keys = append(pool.keys, secret(k))
+		pool.marks = append(pool.marks, sha256.Sum256([]byte(k)))
 	}
 	return pool, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +70,7 @@ func (e envSecrets) Resolve(ref policy.SecretRef) (string, error) { return e[ref
 
 const poolPolicy = `
 providers:
-  - {name: oa, kind: openai, base_url: "http://127.0.0.1:1", api_keys: [{env: K1}, {env: K2}, {env: UNSET}, {env: K3}]}
+  - {name: oa, kind: openai, base_url: "http://127.0.0.1:1", api_keys: [{env: K1}, {env: K2}, {env: K3}]}
 models:
   - {name: gpt, provider: oa, context_window: 100000, max_output_tokens: 4000, price_usd_per_mtok: {input: 1, output: 2}}
 routes:
@@ -90,7 +92,7 @@ func TestKeyPool(t *testing.T) {
 		wantLog []string // the "for" of each rest logged
 	}{
 		{
-			name: "keys take turns; unset ones are left out",
+			name: "keys take turns",
 			steps: []step{
 				{status: 200, wantKey: "k1"}, {status: 200, wantKey: "k2"}, {status: 200, wantKey: "k3"}, {status: 200, wantKey: "k1"},
 			},
@@ -185,6 +187,81 @@ func TestKeyPool(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusedAttemptLetsGoOfItsKey: an attempt whose translation is refused
+// is never sent and gets no AttemptDone, so the filter must not keep the
+// key it picked for it (a leak per refused request).
+func TestRefusedAttemptLetsGoOfItsKey(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(poolPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := New(policy.FilterRef{Name: "translate"}, filters.Deps{Policy: p, Secrets: envSecrets{"K1": "k1", "K2": "k2", "K3": "k3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ff.(*Filter)
+	chat, perr := openai.ParseChatRequest([]byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	// The body is not the object chat was parsed from: the translator
+	// refuses it after the key is picked.
+	x := &filters.Exchange{ID: "r", Policy: p, Route: p.Routes[0], Chat: chat, Body: []byte(`[]`), Plan: []filters.Target{{Model: p.Model("gpt")}}}
+	for i := range 3 {
+		a, _ := x.NewAttempt(i+1, time.Now())
+		if err := f.Attempt(context.Background(), x, a); err == nil {
+			t.Fatal("the translator took a body that is not an object")
+		}
+	}
+	n := 0
+	f.used.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d key uses kept for refused attempts, want 0", n)
+	}
+}
+
+// TestUnsetKeyRefusesThePolicy: a key whose variable is unset or whose file
+// is empty refuses the policy at load, naming where the key was to come
+// from; a provider configured without keys loads and sends none.
+func TestUnsetKeyRefusesThePolicy(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ keys, want string }{
+		{`api_keys: [{env: K1}, {env: UNSET}]`, "environment variable UNSET is unset or empty"},
+		{`api_key: {env: BLANK}`, "environment variable BLANK is unset or empty"},
+		{`api_key: {file: "` + empty + `"}`, "file " + empty + " is empty"},
+		{``, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.keys, func(t *testing.T) {
+			p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(strings.Replace(poolPolicy, "api_keys: [{env: K1}, {env: K2}, {env: K3}]", tc.keys, 1))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = New(policy.FilterRef{Name: "translate"}, filters.Deps{Policy: p, Secrets: fileOrEnv{envSecrets{"K1": "k1", "BLANK": ""}}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// fileOrEnv reads file references from disk and the rest from env.
+type fileOrEnv struct{ env envSecrets }
+
+func (s fileOrEnv) Resolve(ref policy.SecretRef) (string, error) {
+	if ref.File != "" {
+		b, err := os.ReadFile(ref.File)
+		return strings.TrimSpace(string(b)), err
+	}
+	return s.env.Resolve(ref)
 }
 
 func TestRetryAfter(t *testing.T) {
