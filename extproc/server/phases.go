@@ -34,7 +34,13 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 		Method: hdrs.Get(":method"), Path: path, Query: query, Header: hdrs,
 	}
 	lv := &live{x: x, chain: rt.Chains[route.Name]}
-	s.exchanges.Store(id, lv)
+	// Attempts find their exchange by this id, which a client may choose:
+	// a second request under an id in flight would take over the first's
+	// attempts (its provider, its key, its budget), so it is refused.
+	if _, dup := s.exchanges.LoadOrStore(id, lv); dup {
+		return nil, errorResponse(id, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "duplicate_request_id",
+			"another request with this x-request-id is in flight; send a unique id or none"))
+	}
 
 	if err := lv.chain.RequestHeaders(ctx, x); err != nil {
 		return lv, s.reject(ctx, lv, err)

@@ -94,7 +94,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			cause = ErrClientGone
 		}
 		lv.chain.Done(context.WithoutCancel(ctx), lv.x, cause)
-		s.exchanges.Delete(lv.x.ID)
+		s.exchanges.CompareAndDelete(lv.x.ID, lv)
 	}()
 	for {
 		req, err := recv(stream)

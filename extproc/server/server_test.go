@@ -235,6 +235,31 @@ func TestBadKeyIsRefusedWithTheEnvelope(t *testing.T) {
 	}
 }
 
+// TestDuplicateRequestIDIsRefused: a second request under the x-request-id
+// of one in flight is refused with 409, and neither replaces nor, when it
+// ends, removes the first's exchange.
+func TestDuplicateRequestIDIsRefused(t *testing.T) {
+	h := newHarness(t)
+	first := h.stream(t, "")
+	if resp := send(t, first, reqHeaders("dup", "Bearer sk-local-demo")); resp.GetImmediateResponse() != nil {
+		t.Fatalf("the first request was refused: %v", resp)
+	}
+	second := h.stream(t, "")
+	resp := send(t, second, reqHeaders("dup", "Bearer sk-local-demo"))
+	if ir := resp.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 409 || !strings.Contains(string(ir.GetBody()), "duplicate_request_id") {
+		t.Fatalf("second request: %v, want a 409 duplicate_request_id", resp)
+	}
+	if err := second.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.Recv(); err == nil {
+		t.Fatal("the second stream stayed open")
+	}
+	if n := h.srv.InFlight(); n != 1 {
+		t.Errorf("%d exchanges in flight after the duplicate ended, want the first's", n)
+	}
+}
+
 // TestAttemptForUnknownRequestFailsClosed: an attempt whose exchange the
 // server does not know must never be forwarded untranslated.
 func TestAttemptForUnknownRequestFailsClosed(t *testing.T) {
