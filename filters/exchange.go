@@ -102,9 +102,13 @@ func (t Target) Provider() *policy.Provider { return t.Model.Provider }
 
 // Attempt is one try of the request on one provider.
 type Attempt struct {
-	N          int
-	Target     Target
-	Started    time.Time
+	N       int
+	Target  Target
+	Started time.Time
+	// Sent is when ext_proc handed the translated request to Envoy for the
+	// provider; zero while it has not. The provider is timed from here, so
+	// time the request spent in the gateway is never counted against it.
+	Sent       time.Time
 	Translator translator.Translator
 	// Upstream is the translated request for this attempt.
 	Upstream translator.Upstream
@@ -121,11 +125,31 @@ type Outcome struct {
 	// Failure says why no response arrived (connect failure, reset,
 	// timeout), when Status is 0.
 	Failure string
-	// Latency is from the attempt's start to its response headers or
-	// failure.
+	// Cause says whose doing a missing response was, when Status is 0.
+	Cause Cause
+	// Latency is from the request reaching the provider (the attempt's
+	// start when it never did) to its response headers or failure.
 	Latency time.Duration
 	Header  Headers
 }
+
+// Cause is whose doing an attempt without a response was. Only the
+// provider's own failures may count against its health and breakers.
+type Cause int
+
+const (
+	// CauseNone: a response arrived, its status tells.
+	CauseNone Cause = iota
+	// CauseConnect: the provider refused or reset the connection, or it
+	// closed before the response headers.
+	CauseConnect
+	// CauseTimeout: the provider sent no first byte within the per-try
+	// timeout, counted from when the request reached it.
+	CauseTimeout
+	// CauseExcused: not the provider's doing: the client went away, Envoy
+	// refused locally (overflow, queueing), or the gateway itself was late.
+	CauseExcused
+)
 
 // Failed reports whether the attempt failed in a way another provider
 // might not: no response, a 5xx, or a rate limit.

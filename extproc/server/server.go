@@ -64,6 +64,8 @@ type live struct {
 	complete bool
 	// buffered holds the response body of a buffered (non-stream) answer.
 	streaming bool
+	// verdicts settles attempts that ended without an answer.
+	verdicts verdicts
 }
 
 // Process implements the ext_proc stream.
@@ -82,7 +84,7 @@ func (s *Server) InFlight() int {
 	return n
 }
 
-func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer) error {
+func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer) (err error) {
 	ctx := stream.Context()
 	var lv *live
 	defer func() {
@@ -93,8 +95,24 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		if !lv.complete && cause == nil {
 			cause = ErrClientGone
 		}
+		s.evidence(ctx, lv, func(v *verdicts) { v.ended = true })
 		lv.chain.Done(context.WithoutCancel(ctx), lv.x, cause)
 		s.exchanges.CompareAndDelete(lv.x.ID, lv)
+	}()
+	// Runs before the deferred Done above, so Done sees the 500.
+	defer func() {
+		if p := recover(); p != nil {
+			id := ""
+			if lv != nil {
+				id = lv.x.ID
+			}
+			e := s.recovered(ctx, stream, p, "request", id)
+			if lv != nil {
+				lv.cause, lv.complete = e, true
+				lv.x.Response.Status = e.Status
+			}
+			err = nil
+		}
 	}()
 	for {
 		req, err := recv(stream)
@@ -164,16 +182,24 @@ func recv(stream extprocv3.ExternalProcessor_ProcessServer) (*extprocv3.Processi
 // in and the translated request goes out; then the attempt's response
 // headers come in, or the stream ends without them (connect failure,
 // reset, timeout), and either way the chain learns the attempt's outcome.
-func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer) error {
+func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer) (err error) {
 	ctx := stream.Context()
 	var (
 		lv *live
 		a  *filters.Attempt
+		id string
 	)
 	defer func() {
 		if a != nil && !a.Outcome.Done {
-			a.Outcome = filters.Outcome{Done: true, Failure: "no response (connect failure, reset or timeout)", Latency: s.now().Sub(a.Started)}
-			lv.chain.AttemptDone(context.WithoutCancel(ctx), lv.x, a)
+			s.attemptEnded(ctx, lv, a)
+		}
+	}()
+	// Fails closed: the attempt is answered with the error, never
+	// forwarded.
+	defer func() {
+		if p := recover(); p != nil {
+			s.recovered(ctx, stream, p, "attempt", id)
+			err = nil
 		}
 	}()
 	for {
@@ -186,12 +212,17 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		switch v := req.Request.(type) {
 		case *extprocv3.ProcessingRequest_RequestHeaders:
 			ctx = withRequestID(ctx, v.RequestHeaders)
+			id = toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id")
 			resp, lv, a = s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
+			if lv != nil {
+				// A new attempt means Envoy retried the ones before it.
+				s.evidence(ctx, lv, nil)
+			}
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if a != nil && !a.Outcome.Done {
 				hdrs := toHeaders(v.ResponseHeaders.GetHeaders())
 				st, _ := strconv.Atoi(hdrs.Get(":status"))
-				a.Outcome = filters.Outcome{Done: true, Status: st, Latency: s.now().Sub(a.Started), Header: hdrs}
+				a.Outcome = filters.Outcome{Done: true, Status: st, Latency: s.now().Sub(a.Sent), Header: hdrs}
 				lv.chain.AttemptDone(ctx, lv.x, a)
 			}
 			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}}
@@ -201,6 +232,9 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		s.metrics.observe(req, true, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
+		}
+		if a != nil && a.Sent.IsZero() {
+			a.Sent = s.now()
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all"
+	"github.com/switchyard/switchyard/filters/router/health"
 )
 
 const testPolicy = `
@@ -44,14 +45,17 @@ type harness struct {
 	srv  *server.Server
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith is newHarness with filters that report to a health monitor.
+func newHarnessWith(t *testing.T, mon *health.Monitor) *harness {
 	t.Helper()
 	t.Setenv("SY_TEST_OA_KEY", "sk-provider-secret")
 	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	chains, err := filters.Build(filters.Deps{Policy: p, Secrets: envSecrets{}})
+	chains, err := filters.Build(filters.Deps{Policy: p, Secrets: envSecrets{}, Health: mon})
 	if err != nil {
 		t.Fatal(err)
 	}

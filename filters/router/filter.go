@@ -160,7 +160,15 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		Key:      HashID(x.ID),
 	}
 	if o.Status == 0 {
-		o.Failure = health.ConnectFailure
+		switch a.Outcome.Cause {
+		case filters.CauseTimeout:
+			o.Failure = health.Timeout
+		case filters.CauseExcused:
+			// The client left or the gateway gave up: the monitor ignores it.
+			o.Failure = health.Canceled
+		default:
+			o.Failure = health.ConnectFailure
+		}
 	}
 	f.health.Observe(o)
 }
@@ -224,8 +232,8 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	a := x.LastAttempt()
 	if f.health != nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && streamed(x) {
 		var ttft time.Duration
-		if !x.Sent.FirstToken.IsZero() {
-			ttft = x.Sent.FirstToken.Sub(a.Started)
+		if from := a.Sent; !x.Sent.FirstToken.IsZero() && !from.IsZero() {
+			ttft = x.Sent.FirstToken.Sub(from)
 		}
 		f.observe(x, a, ttft)
 	}

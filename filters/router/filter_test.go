@@ -26,7 +26,7 @@ func TestHealthObservations(t *testing.T) {
 		name     string
 		body     string
 		outcomes []filters.Outcome
-		token    time.Duration // first token after the last attempt started; 0: none
+		token    time.Duration // first token after the last attempt reached its provider; 0: none
 		want     []health.Observation
 	}{
 		{
@@ -48,6 +48,18 @@ func TestHealthObservations(t *testing.T) {
 				{Provider: "an", Model: "mid", Status: 200, TTFT: 40 * time.Millisecond},
 			},
 		},
+		{
+			name: "a timeout counts; an attempt the client or gateway ended is ignored",
+			body: userMsg("strong", "hi"),
+			outcomes: []filters.Outcome{
+				{Done: true, Cause: filters.CauseTimeout}, {Done: true, Cause: filters.CauseExcused}, {Done: true, Status: 200},
+			},
+			want: []health.Observation{
+				{Provider: "oa", Model: "strong", Failure: health.Timeout},
+				{Provider: "an", Model: "mid", Failure: health.Canceled},
+				{Provider: "an", Model: "mid", Status: 200},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,12 +75,15 @@ func TestHealthObservations(t *testing.T) {
 			var last *filters.Attempt
 			for i, o := range tt.outcomes {
 				a, _ := x.NewAttempt(i+1, start)
+				// ext_proc's own time before the request left is not the
+				// provider's.
+				a.Sent = start.Add(5 * time.Millisecond)
 				a.Outcome = o
 				f.AttemptDone(context.Background(), x, a)
 				last = a
 			}
 			if tt.token > 0 {
-				x.Sent.FirstToken = last.Started.Add(tt.token)
+				x.Sent.FirstToken = last.Sent.Add(tt.token)
 			}
 			f.Done(context.Background(), x, nil)
 			if len(h.seen) != len(tt.want) {

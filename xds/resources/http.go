@@ -199,7 +199,9 @@ func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
 				"code":    code,
 			}}),
 			HeadersToAdd: []*corev3.HeaderValueOption{{
-				Header:       &corev3.HeaderValue{Key: LocalReplyHeader, Value: "1"},
+				// The flags tell ext_proc whose doing the reply was (a
+				// provider's failure, or Envoy's own overflow).
+				Header:       &corev3.HeaderValue{Key: LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
 				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 			}},
 		}

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// flood sends chat requests for model from workers goroutines for d (at
+// most max requests), each given only timeout to finish, and counts what
+// the clients saw: answered by status, or given up on.
+type floodResult struct {
+	byStatus map[int]int
+	gaveUp   int
+}
+
+func flood(s string, model string, workers int, d, timeout time.Duration, max int64) floodResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: timeout}
+	body := `{"model":"` + model + `","messages":[{"role":"user","content":"flood"}]}`
+	var (
+		mu   sync.Mutex
+		res  = floodResult{byStatus: map[int]int{}}
+		sent atomic.Int64
+		wg   sync.WaitGroup
+	)
+	stop := time.Now().Add(d)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) && sent.Add(1) <= max {
+				req, _ := http.NewRequest(http.MethodPost, s+"/v1/chat/completions", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+demoKey)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				mu.Lock()
+				if err != nil {
+					res.gaveUp++
+				} else {
+					res.byStatus[resp.StatusCode]++
+				}
+				mu.Unlock()
+				if resp != nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+// TestFloodBlamesNoProvider is the issue's reproduction: a flood beyond
+// what the gateway serves, from clients that give up after a few
+// milliseconds, in front of a healthy instant provider. The clients going
+// away and the gateway's own queueing are nobody's fault but the gateway's:
+// the provider stays healthy, its breaker closed, and 5 s after the flood
+// every request is served by the model the client named.
+func TestFloodBlamesNoProvider(t *testing.T) {
+	s := startStack(t, defaultOptions())
+	res := flood(s.URL, "gpt-4o-mini", 192, 4*time.Second, 80*time.Millisecond, 40_000)
+	t.Logf("flood: answered %v, %d given up by the client", res.byStatus, res.gaveUp)
+	if res.gaveUp == 0 {
+		t.Fatal("no client gave up: the flood did not overload the gateway, so it proves nothing")
+	}
+	time.Sleep(5 * time.Second)
+	if st := providerState(t, s, "openai"); st.Breaker.State != "closed" || st.Canary != nil {
+		t.Errorf("after the flood openai's breaker is %s (canary %v), want closed", st.Breaker.State, st.Canary)
+	}
+	for i := range 20 {
+		m, err := served(t, s, "gpt-4o-mini", "")
+		if err != nil || m != "gpt-4o-mini" {
+			t.Fatalf("request %d after the flood: served by %q (%v), want gpt-4o-mini", i, m, err)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package server_test
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/switchyard/switchyard/extproc/server"
+	"github.com/switchyard/switchyard/filters/router/health"
+)
+
+// TestBlame: an attempt whose stream ends without response headers counts
+// against its provider only when what Envoy did next shows the provider
+// failed (it retried, or answered with a provider failure's flags); never
+// when the client went away or Envoy refused on its own.
+func TestBlame(t *testing.T) {
+	tests := []struct {
+		name string
+		// next is what Envoy does after attempt 1's stream ended.
+		next       func(t *testing.T, h *harness, s extprocv3.ExternalProcessor_ProcessClient)
+		wantErrors int // of provider "an", attempt 1's
+	}{
+		{"the client went away", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			closeAndWait(t, s)
+		}, 0},
+		{"Envoy retried on the next provider", func(t *testing.T, h *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			up := h.stream(t, "upstream")
+			send(t, up, attemptHeaders("rid-b", 2))
+			closeAndWait(t, up)
+			closeAndWait(t, s)
+		}, 1},
+		{"Envoy answered: upstream overflow (its own)", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			send(t, s, localReply("UO"))
+			closeAndWait(t, s)
+		}, 0},
+		{"Envoy answered: local reset", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			send(t, s, localReply("LR"))
+			closeAndWait(t, s)
+		}, 0},
+		{"Envoy answered: connection failure", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			send(t, s, localReply("UF,URX"))
+			closeAndWait(t, s)
+		}, 1},
+		{"Envoy answered: remote reset", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			send(t, s, localReply("UR"))
+			closeAndWait(t, s)
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mon, err := health.New(health.DefaultConfig(), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarnessWith(t, mon)
+			s := h.stream(t, "")
+			send(t, s, reqHeaders("rid-b", "Bearer sk-local-demo"))
+			// haiku (provider an) falls back to mini (provider oa).
+			body := `{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`
+			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{Body: []byte(body), EndOfStream: true}}})
+			up := h.stream(t, "upstream")
+			send(t, up, attemptHeaders("rid-b", 1))
+			closeAndWait(t, up) // no response headers: cancelled, refused, or reset
+			tt.next(t, h, s)
+			if n := h.srv.InFlight(); n != 0 {
+				t.Fatalf("%d exchanges still open", n)
+			}
+			if got := providerErrors(mon, "an"); got != tt.wantErrors {
+				t.Errorf("provider an has %d errors, want %d", got, tt.wantErrors)
+			}
+		})
+	}
+}
+
+func attemptHeaders(id string, n int) *extprocv3.ProcessingRequest {
+	return &extprocv3.ProcessingRequest{
+		Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
+			Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", id),
+		}},
+		Attributes: map[string]*structpb.Struct{"envoy.filters.http.ext_proc": {Fields: map[string]*structpb.Value{
+			"upstream.request_attempt_count": structpb.NewNumberValue(float64(n)),
+		}}},
+	}
+}
+
+// localReply is the response headers of Envoy's own reply with flags.
+func localReply(flags string) *extprocv3.ProcessingRequest {
+	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":status", "503", "content-type", "application/json", server.LocalReplyHeader, flags),
+	}}}
+}
+
+// closeAndWait ends a stream from Envoy's side and waits until the server
+// has finished with it.
+func closeAndWait(t *testing.T, s extprocv3.ExternalProcessor_ProcessClient) {
+	t.Helper()
+	_ = s.CloseSend()
+	for {
+		if _, err := s.Recv(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("stream ended with %v", err)
+			}
+			return
+		}
+	}
+}
+
+func providerErrors(mon *health.Monitor, name string) int {
+	for _, p := range mon.Snapshot() {
+		if p.Provider == name {
+			return p.Stats.Errors
+		}
+	}
+	return 0
+}
