@@ -11,10 +11,15 @@ import (
 // being handed to gRPC: the latency ext_proc adds to a request, per phase.
 type phaseMetrics struct {
 	duration *prometheus.HistogramVec
+	// panics counts the panics recovered, by stream kind.
+	panics *prometheus.CounterVec
 }
 
 func newPhaseMetrics() *phaseMetrics {
-	return &phaseMetrics{duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	return &phaseMetrics{panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchyard_extproc_panics_total",
+		Help: "Panics recovered while processing a request, by stream (request, attempt); each cost one request a 500.",
+	}, []string{"stream"}), duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "switchyard_extproc_message_duration_seconds",
 		Help: "Time ext_proc spent on one message, by phase (request_headers, request_body, response_headers, response_body, trailers; attempt_* on the per-attempt stream).",
 		// 25µs to ~0.8s: filters take microseconds; the tail is a store
@@ -24,7 +29,19 @@ func newPhaseMetrics() *phaseMetrics {
 }
 
 // Collector returns the server's metrics, to register once.
-func (s *Server) Collector() prometheus.Collector { return s.metrics.duration }
+func (s *Server) Collector() prometheus.Collector { return s.metrics }
+
+// Describe implements [prometheus.Collector].
+func (m *phaseMetrics) Describe(ch chan<- *prometheus.Desc) {
+	m.duration.Describe(ch)
+	m.panics.Describe(ch)
+}
+
+// Collect implements [prometheus.Collector].
+func (m *phaseMetrics) Collect(ch chan<- prometheus.Metric) {
+	m.duration.Collect(ch)
+	m.panics.Collect(ch)
+}
 
 // observe records the time spent on one message of the request stream, or
 // of an attempt's stream.
