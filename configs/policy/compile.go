@@ -268,6 +268,9 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.RawQuery != "" || u.User != nil:
 		c.at(s.src, d, "base_url", "must be an http(s) URL without query or credentials, got %q", s.BaseURL)
 		ok = false
+	case u.Scheme == "http" && !loopback(u.Hostname()) && !s.Insecure:
+		c.at(s.src, d, "base_url", "http:// to %s would send the provider key and prompts in clear; use https, or set insecure: true on the provider", u.Hostname())
+		ok = false
 	default:
 		p.Scheme, p.Host, p.TLS = u.Scheme, u.Hostname(), u.Scheme == "https"
 		p.BasePath = strings.TrimSuffix(u.Path, "/")
@@ -770,4 +773,14 @@ func parseSHA256(s string) ([32]byte, bool) {
 	}
 	copy(h[:], b)
 	return h, true
+}
+
+// loopback reports whether host is this machine, where plain http leaves
+// nothing on the network.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

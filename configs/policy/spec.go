@@ -86,6 +86,9 @@ type ProviderSpec struct {
 	// anthropic or gemini.
 	Kind    string `yaml:"kind"`
 	BaseURL string `yaml:"base_url"`
+	// Insecure allows an http:// base_url on a host other than loopback,
+	// which sends the provider key and every prompt in clear.
+	Insecure bool `yaml:"insecure"`
 	// APIKey names where the key is read from; the key itself never appears
 	// in the policy. APIKeys lists several keys used as a pool.
 	APIKey  *SecretRef  `yaml:"api_key"`
