@@ -53,7 +53,7 @@ prometheus:
 ## build: the gateway's binaries (xds, extproc), the simulators and tools, into bin/
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./xds ./extproc ./e2e/providersim/cmd/providersim ./e2e/cmd/devstack
+	$(GO) build -o $(BIN)/ ./xds ./extproc ./e2e/providersim/cmd/providersim ./cmd/devstack
 
 ## run: start the whole gateway locally until Ctrl-C (Redis is used when installed)
 run: envoy build
@@ -100,7 +100,7 @@ fuzz:
 	done
 
 golden:
-	$(GO) test ./filters/translate/openai ./filters/translate/anthropic ./filters/translate/gemini -update
+	$(GO) test ./translator/openai ./translator/anthropic ./translator/gemini -update
 
 precommit: fmt lint test-unit
 

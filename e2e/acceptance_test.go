@@ -21,9 +21,9 @@ import (
 	"github.com/switchyard/switchyard/deploy/grafana"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/e2e/providersim"
-	"github.com/switchyard/switchyard/filters/quota/store"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
-	"github.com/switchyard/switchyard/filters/usage/report"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // Keys of the tenants the acceptance run adds to configs/local: tight's

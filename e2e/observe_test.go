@@ -15,7 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 // post sends a raw chat request and returns its status, request ID and body.

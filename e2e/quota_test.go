@@ -19,12 +19,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/translate"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 const teamKey = "sk-local-team"

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/apischema/openai"
 )
 
 // Filter is a stage of the chain. It implements any of the hook interfaces.

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/translator"
 )
 
 // Exchange is one client request on its way through the chain.

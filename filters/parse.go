@@ -1,8 +1,8 @@
 package filters
 
 import (
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 // parseBody decodes the request body for the route's API before any body

@@ -11,9 +11,9 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/quota/store"
-	"github.com/switchyard/switchyard/filters/router/health"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // order is the one place that fixes where each filter runs: request hooks

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/routertest"
 )

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/complexity"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 // Defaults applied where the policy is silent.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 // Kind is a provider's wire protocol.

@@ -1,6 +1,6 @@
 package policy
 
-import "github.com/switchyard/switchyard/filters/router/health"
+import "github.com/switchyard/switchyard/state/health"
 
 // Spec is the policy as written in YAML, before validation. Field docs are
 // the reference for operators; configs/README.md shows them in use.
@@ -25,7 +25,7 @@ type GatewaySpec struct {
 	LocalRateLimit *LocalRateLimitSpec `yaml:"local_rate_limit"`
 	// Health tunes the provider health monitor, circuit breakers and
 	// progressive recovery; unset keys keep their defaults
-	// (filters/router/health/README.md).
+	// (state/health/README.md).
 	Health *health.Config `yaml:"health"`
 	// Governor tunes the cost governor that steers a tenant towards cheap
 	// models as its daily budget runs down.

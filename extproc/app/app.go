@@ -31,10 +31,10 @@ import (
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
-	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/router"
-	"github.com/switchyard/switchyard/filters/router/health"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus

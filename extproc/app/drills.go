@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/switchyard/switchyard/filters/quota/store"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // syncDrills applies the fault drills kept in the shared store to this

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 // openLedger opens the usage ledger the policy names and starts its

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // spoolLimit bounds the budget commits kept in memory while the store is

@@ -3,12 +3,9 @@ package server
 import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/structpb"
-)
 
-// AccessLogMetadataNamespace is the dynamic-metadata namespace of what the
-// request was and cost, for Envoy's access log
-// (%DYNAMIC_METADATA(switchyard:tenant)% and so on).
-const AccessLogMetadataNamespace = "switchyard"
+	"github.com/switchyard/switchyard/envoy/contract"
+)
 
 // annotate puts the request's accounting on the last message ext_proc
 // sends for it (the end of the response, or a refusal), when the figures
@@ -43,5 +40,5 @@ func annotate(resp *extprocv3.ProcessingResponse, lv *live) {
 	if resp.DynamicMetadata == nil {
 		resp.DynamicMetadata = &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	}
-	resp.DynamicMetadata.Fields[AccessLogMetadataNamespace] = structpb.NewStructValue(&structpb.Struct{Fields: f})
+	resp.DynamicMetadata.Fields[contract.AccessLogMetadataNamespace] = structpb.NewStructValue(&structpb.Struct{Fields: f})
 }

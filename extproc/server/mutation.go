@@ -9,8 +9,9 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 // clientCredentialHeaders never reach a provider.
@@ -86,7 +87,7 @@ func planMetadata(plan []filters.Target) *structpb.Struct {
 		groups[i] = map[string]any{"name": t.Provider().Name}
 	}
 	st, _ := structpb.NewStruct(map[string]any{
-		RouteMetadataNamespace: map[string]any{"priority_groups": groups},
+		contract.RouteMetadataNamespace: map[string]any{contract.PriorityGroupsKey: groups},
 	})
 	return st
 }

@@ -6,13 +6,13 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchyard/switchyard/extproc/server"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // accessLogFields returns the switchyard namespace of a message's dynamic
 // metadata, nil when absent.
 func accessLogFields(resp *extprocv3.ProcessingResponse) map[string]any {
-	v, ok := resp.GetDynamicMetadata().GetFields()[server.AccessLogMetadataNamespace]
+	v, ok := resp.GetDynamicMetadata().GetFields()[contract.AccessLogMetadataNamespace]
 	if !ok {
 		return nil
 	}

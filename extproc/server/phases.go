@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 
-	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (*live, *extprocv3.ProcessingResponse) {
@@ -127,18 +127,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	} else if x.Response.Streaming {
 		lv.streaming = true
 		remove = append(remove, "content-length")
-		// Envoy takes an override only when it equals one of the filter's
-		// allowed_override_modes field by field (xds/resources), so the
-		// whole mode is spelt out; a partial one is ignored and the answer
-		// stays buffered to its end.
-		resp.ModeOverride = &httpextprocv3.ProcessingMode{
-			RequestHeaderMode:   httpextprocv3.ProcessingMode_SEND,
-			RequestBodyMode:     httpextprocv3.ProcessingMode_BUFFERED,
-			RequestTrailerMode:  httpextprocv3.ProcessingMode_SKIP,
-			ResponseHeaderMode:  httpextprocv3.ProcessingMode_SEND,
-			ResponseBodyMode:    httpextprocv3.ProcessingMode_STREAMED,
-			ResponseTrailerMode: httpextprocv3.ProcessingMode_SKIP,
-		}
+		resp.ModeOverride = contract.StreamedResponseMode()
 	}
 	c.HeaderMutation = mutation(set, remove)
 	return resp

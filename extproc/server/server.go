@@ -15,16 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
 )
-
-// PhaseHeader is the gRPC metadata key Envoy's per-attempt ext_proc filter
-// sends (as initial_metadata) so the server can tell its streams apart.
-const PhaseHeader = "x-switchyard-phase"
-
-// RouteMetadataNamespace is the dynamic-metadata namespace that carries the
-// per-request provider order to Envoy's priority-group cluster specifier.
-const RouteMetadataNamespace = "switchyard.route"
 
 // ErrClientGone is the Done cause when the stream ends before the response
 // completed (the client disconnected or Envoy reset the request).
@@ -71,7 +64,7 @@ type live struct {
 // Process implements the ext_proc stream.
 func (s *Server) Process(stream extprocv3.ExternalProcessor_ProcessServer) error {
 	md, _ := metadata.FromIncomingContext(stream.Context())
-	if v := md.Get(PhaseHeader); len(v) > 0 && v[0] == "upstream" {
+	if v := md.Get(contract.PhaseHeader); len(v) > 0 && v[0] == contract.PhaseUpstream {
 		return s.processAttempt(stream)
 	}
 	return s.processRequest(stream)

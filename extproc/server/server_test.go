@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all"
@@ -91,7 +92,7 @@ func (h *harness) stream(t *testing.T, phase string) extprocv3.ExternalProcessor
 	t.Helper()
 	ctx := context.Background()
 	if phase != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, server.PhaseHeader, phase)
+		ctx = metadata.AppendToOutgoingContext(ctx, contract.PhaseHeader, phase)
 	}
 	s, err := extprocv3.NewExternalProcessorClient(h.conn).Process(ctx)
 	if err != nil {
@@ -152,7 +153,7 @@ func TestRequestLifecycle(t *testing.T) {
 	if got := setOf(c.GetHeaderMutation())["x-envoy-max-retries"]; got != "0" {
 		t.Errorf("x-envoy-max-retries = %q, want 0 for a one-target plan", got)
 	}
-	groups := resp.GetDynamicMetadata().GetFields()[server.RouteMetadataNamespace].GetStructValue().GetFields()["priority_groups"].GetListValue().GetValues()
+	groups := resp.GetDynamicMetadata().GetFields()[contract.RouteMetadataNamespace].GetStructValue().GetFields()["priority_groups"].GetListValue().GetValues()
 	if len(groups) != 1 || groups[0].GetStructValue().GetFields()["name"].GetStringValue() != "oa" {
 		t.Errorf("priority groups = %v", groups)
 	}

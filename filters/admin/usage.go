@@ -5,8 +5,8 @@ import (
 	"net/http"
 
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
-	"github.com/switchyard/switchyard/filters/usage/report"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/ledger/report"
 )
 
 // usageRoutes are the admin usage API: GET /admin/usage/by-tenant,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
-	"github.com/switchyard/switchyard/filters/usage/report"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/ledger/report"
 )
 
 const usagePolicy = `

@@ -11,6 +11,7 @@ import (
 	_ "github.com/switchyard/switchyard/filters/router"    // model and provider choice
 	_ "github.com/switchyard/switchyard/filters/translate" // provider protocols
 	_ "github.com/switchyard/switchyard/filters/usage"     // usage records
+
 	// GET /v1/usage, a tenant's own usage
-	_ "github.com/switchyard/switchyard/filters/usage/report"
+	_ "github.com/switchyard/switchyard/filters/usagereport"
 )

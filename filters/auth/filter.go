@@ -23,10 +23,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 func init() { filters.Register("auth", New) }

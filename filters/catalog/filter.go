@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 func init() { filters.Register("catalog", New) }

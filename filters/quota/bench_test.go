@@ -17,9 +17,9 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/auth"
-	"github.com/switchyard/switchyard/filters/quota/store"
-	"github.com/switchyard/switchyard/filters/quota/store/redistest"
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/state/store"
+	"github.com/switchyard/switchyard/state/store/redistest"
 )
 
 // benchPolicy is the request the gateway's performance targets are about: a

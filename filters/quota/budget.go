@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // demand is what a request may consume, known before it is sent.

@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/quota/store"
 	"github.com/switchyard/switchyard/filters/translate"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // examplePolicy is the worked example of docs/BUDGETS.md.

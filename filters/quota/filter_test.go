@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // TestRefusals sends `before` requests (each settled with beforeCost, the

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // view is a replica's recent reading of a tenant's daily budget.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/quota/store"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // rateHeaders are the x-ratelimit-* headers OpenAI sends, for the tightest

@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 func init() { filters.Register("router", New) }

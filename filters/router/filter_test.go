@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 // recordingHealth records observations.

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 	"github.com/switchyard/switchyard/filters/router/complexity"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/redact"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 // Health is what the router asks of the health monitor
@@ -144,7 +145,7 @@ func (s *signals) complexity() (float64, complexity.Level) {
 
 func (s *signals) isSensitive() bool {
 	if s.sensitive == nil {
-		kind := DetectSensitive(s.allText())
+		kind := redact.Detect(s.allText())
 		s.sensitive = &kind
 	}
 	return *s.sensitive != ""

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/router/health"
 	"github.com/switchyard/switchyard/filters/router/routertest"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 const testPolicy = `

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
-	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/translator"
 )
 
 func init() { filters.Register("translate", New) }

@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 // TestSecretNeverPrints: a provider key in a log attribute, an error or a

@@ -2,10 +2,10 @@ package translate
 
 import (
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/filters/translate/anthropic"
-	"github.com/switchyard/switchyard/filters/translate/gemini"
-	openaix "github.com/switchyard/switchyard/filters/translate/openai"
-	"github.com/switchyard/switchyard/filters/translate/translator"
+	"github.com/switchyard/switchyard/translator"
+	"github.com/switchyard/switchyard/translator/anthropic"
+	"github.com/switchyard/switchyard/translator/gemini"
+	openaix "github.com/switchyard/switchyard/translator/openai"
 )
 
 // translators maps a provider kind to the constructor of its translator.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	openaix "github.com/switchyard/switchyard/filters/translate/openai"
+	openaix "github.com/switchyard/switchyard/translator/openai"
 )
 
 // TestEveryKindHasATranslator keeps the policy's kinds and the registry in

@@ -7,8 +7,8 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/router"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/redact"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 // maxCapturedPrompt bounds a captured prompt: the audit trail must stay
@@ -68,7 +68,7 @@ func capturedPrompt(x *filters.Exchange) string {
 		// 20 bytes or more), so the part kept is masked whole.
 		text = strings.ToValidUTF8(text[:4*maxCapturedPrompt], "")
 	}
-	masked := router.Mask(text)
+	masked := redact.Mask(text)
 	if len(masked) > maxCapturedPrompt {
 		masked = strings.ToValidUTF8(masked[:maxCapturedPrompt], "") + " [truncated]"
 	}

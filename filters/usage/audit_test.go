@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/openai"
 )
 
 func TestAuditEvent(t *testing.T) {

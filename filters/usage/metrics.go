@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/usage/ledger"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 // Bucket boundaries the OpenTelemetry GenAI semantic conventions advise for

@@ -16,6 +16,7 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // Filter names, also the keys of per-route filter configs.
@@ -55,7 +56,7 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		CodecType:  hcmv3.HttpConnectionManager_AUTO,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
-			RouteConfigName: RouteConfigName,
+			RouteConfigName: contract.RouteConfigName,
 		}},
 		HttpFilters:       filters,
 		StreamIdleTimeout: dur(streamIdleTimeout),
@@ -100,34 +101,20 @@ func localRateLimit(l policy.LocalRateLimit) *localrlv3.LocalRateLimit {
 // buffered; ext_proc switches a streamed answer to STREAMED.
 func routerExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
-		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: ExtProcCluster}}},
+		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
 		// Fail closed: without ext_proc nothing is authenticated.
-		FailureModeAllow: false,
-		StatusOnError:    &typev3.HttpStatus{Code: typev3.StatusCode_ServiceUnavailable},
-		ProcessingMode: &extprocv3.ProcessingMode{
-			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
-			RequestBodyMode:     extprocv3.ProcessingMode_BUFFERED,
-			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
-			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
-			ResponseBodyMode:    extprocv3.ProcessingMode_BUFFERED,
-			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
-		},
-		AllowModeOverride: true,
-		AllowedOverrideModes: []*extprocv3.ProcessingMode{{
-			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
-			RequestBodyMode:     extprocv3.ProcessingMode_BUFFERED,
-			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
-			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
-			ResponseBodyMode:    extprocv3.ProcessingMode_STREAMED,
-			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
-		}},
-		MessageTimeout:    dur(extProcMessageTimeout),
-		MaxMessageTimeout: dur(time.Minute),
+		FailureModeAllow:     false,
+		StatusOnError:        &typev3.HttpStatus{Code: typev3.StatusCode_ServiceUnavailable},
+		ProcessingMode:       contract.RouterMode(),
+		AllowModeOverride:    true,
+		AllowedOverrideModes: contract.AllowedOverrides(),
+		MessageTimeout:       dur(extProcMessageTimeout),
+		MaxMessageTimeout:    dur(time.Minute),
 		// x-envoy-max-retries is how ext_proc bounds the attempts of one
 		// request; Envoy only accepts x-envoy-* mutations when allowed.
 		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowEnvoy: wrapBool(true)},
 		MetadataOptions: &extprocv3.MetadataOptions{
-			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{RouteMetadataNS, AccessLogMetadataNS}},
+			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{contract.RouteMetadataNamespace, contract.AccessLogMetadataNamespace}},
 		},
 	}
 }
@@ -141,8 +128,8 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 func attemptExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{
-			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: ExtProcCluster}},
-			InitialMetadata: []*corev3.HeaderValue{{Key: PhaseHeader, Value: "upstream"}},
+			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}},
+			InitialMetadata: []*corev3.HeaderValue{{Key: contract.PhaseHeader, Value: contract.PhaseUpstream}},
 		},
 		FailureModeAllow: false,
 		StatusOnError:    &typev3.HttpStatus{Code: typev3.StatusCode_ServiceUnavailable},
@@ -201,7 +188,7 @@ func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
 			HeadersToAdd: []*corev3.HeaderValueOption{{
 				// The flags tell ext_proc whose doing the reply was (a
 				// provider's failure, or Envoy's own overflow).
-				Header:       &corev3.HeaderValue{Key: LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
+				Header:       &corev3.HeaderValue{Key: contract.LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
 				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 			}},
 		}
@@ -240,9 +227,8 @@ func accessLog() *accesslogv3.AccessLog {
 	}
 	// Who called and what it cost, from ext_proc's dynamic metadata; absent
 	// (null) when the client left before the answer's end.
-	for _, k := range []string{"tenant", "app", "key", "route", "requested_model", "model", "provider",
-		"input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd", "usage_estimated"} {
-		fields[k] = "%DYNAMIC_METADATA(" + AccessLogMetadataNS + ":" + k + ")%"
+	for _, k := range contract.AccessLogKeys {
+		fields[k] = "%DYNAMIC_METADATA(" + contract.AccessLogMetadataNamespace + ":" + k + ")%"
 	}
 	return &accesslogv3.AccessLog{
 		Name: "envoy.access_loggers.stdout",

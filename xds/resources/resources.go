@@ -11,20 +11,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
-)
-
-// Names shared with envoy/bootstrap.yaml and extproc.
-const (
-	ListenerName     = "ingress"
-	RouteConfigName  = "switchyard"
-	ExtProcCluster   = "switchyard_extproc"
-	PhaseHeader      = "x-switchyard-phase"
-	RouteMetadataNS  = "switchyard.route"
-	LocalReplyHeader = "x-switchyard-envoy-reply"
-
-	// AccessLogMetadataNS carries what a request was and cost, from
-	// ext_proc's last message, to the access log.
-	AccessLogMetadataNS = "switchyard"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // Options are settings of the control plane process, not of the policy.
@@ -106,7 +93,7 @@ func Cluster(p *policy.Provider, o Options) *clusterv3.Cluster {
 // Listener is the ingress listener.
 func Listener(p *policy.Policy, o Options) *listenerv3.Listener {
 	return &listenerv3.Listener{
-		Name:    ListenerName,
+		Name:    contract.ListenerName,
 		Address: socketAddress(p.Gateway.ListenHost, p.Gateway.ListenPort),
 		// Buffered request bodies must fit; leave room above the limit so
 		// the limit, not the buffer, decides (and answers 413).
@@ -127,7 +114,7 @@ func RouteConfig(p *policy.Policy) *routev3.RouteConfiguration {
 	}
 	routes = append(routes, notFoundRoute())
 	return &routev3.RouteConfiguration{
-		Name: RouteConfigName,
+		Name: contract.RouteConfigName,
 		VirtualHosts: []*routev3.VirtualHost{{
 			Name:    "switchyard",
 			Domains: []string{"*"},

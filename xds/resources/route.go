@@ -12,6 +12,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // Retry back-off between attempts: the next attempt goes to another
@@ -58,7 +59,7 @@ func route(p *policy.Policy, r *policy.Route) *routev3.Route {
 // dynamic metadata lists group names only, so it can reorder providers per
 // request but never name a cluster the policy does not have.
 func priorityGroups(p *policy.Policy) *pgv3.PriorityGroupClusterSpecifier {
-	s := &pgv3.PriorityGroupClusterSpecifier{OverrideMetadataNamespace: RouteMetadataNS}
+	s := &pgv3.PriorityGroupClusterSpecifier{OverrideMetadataNamespace: contract.RouteMetadataNamespace}
 	for _, pr := range p.Providers {
 		s.PriorityGroups = append(s.PriorityGroups, &pgv3.PriorityGroup{
 			Name:     pr.Name,

@@ -1,0 +1,92 @@
+// Package contract is the one statement of what Envoy's configuration (built
+// by xds/resources and envoy/bootstrap.yaml) and the ext_proc server
+// (extproc/server) agree on: the names of shared resources, the metadata
+// that tells the two ext_proc streams of a request apart, the dynamic
+// metadata namespaces they exchange, and the processing modes the server may
+// switch a request to. Both sides import it; neither spells these out.
+package contract
+
+import (
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	"google.golang.org/protobuf/proto"
+)
+
+// Names of resources that envoy/bootstrap.yaml, xds and extproc share.
+const (
+	ListenerName    = "ingress"
+	RouteConfigName = "switchyard"
+	// ExtProcCluster is the bootstrap's cluster that reaches ext_proc.
+	ExtProcCluster = "switchyard_extproc"
+)
+
+// PhaseHeader is the gRPC metadata key the per-attempt ext_proc filter sends
+// (as initial_metadata), with value [PhaseUpstream], so the server can tell
+// an attempt's stream from the router-level one of the same request.
+const (
+	PhaseHeader   = "x-switchyard-phase"
+	PhaseUpstream = "upstream"
+)
+
+// LocalReplyHeader marks answers Envoy made itself (a local reply mapped to
+// the OpenAI envelope), so the router-level stream does not treat them as a
+// provider's.
+const LocalReplyHeader = "x-switchyard-envoy-reply"
+
+// RouteMetadataNamespace carries the per-request provider order from
+// ext_proc to Envoy's priority-group cluster specifier, under
+// [PriorityGroupsKey].
+const (
+	RouteMetadataNamespace = "switchyard.route"
+	PriorityGroupsKey      = "priority_groups"
+)
+
+// AccessLogMetadataNamespace carries what a request was and cost, from
+// ext_proc's last message to Envoy's access log, under [AccessLogKeys].
+const AccessLogMetadataNamespace = "switchyard"
+
+// AccessLogKeys are the fields ext_proc puts in [AccessLogMetadataNamespace]
+// and the access log reads back.
+var AccessLogKeys = []string{"tenant", "app", "key", "route", "requested_model", "model", "provider",
+	"input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd", "usage_estimated"}
+
+// RouterMode is the router-level ext_proc filter's processing mode: the
+// whole request body (the router needs the model), the response headers,
+// and the whole response body unless the server switches to
+// [StreamedResponseMode].
+func RouterMode() *extprocv3.ProcessingMode {
+	return &extprocv3.ProcessingMode{
+		RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
+		RequestBodyMode:     extprocv3.ProcessingMode_BUFFERED,
+		RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
+		ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
+		ResponseBodyMode:    extprocv3.ProcessingMode_BUFFERED,
+		ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
+	}
+}
+
+// StreamedResponseMode is the override the server sends in its reply to the
+// response headers of a streamed answer, so each chunk is translated as it
+// arrives. Envoy takes an override only when it equals one of the filter's
+// allowed_override_modes field by field, so the mode is spelt out whole.
+func StreamedResponseMode() *extprocv3.ProcessingMode {
+	m := RouterMode()
+	m.ResponseBodyMode = extprocv3.ProcessingMode_STREAMED
+	return m
+}
+
+// AllowedOverrides are every mode the server may send as a mode_override;
+// xds lists exactly these in the router-level filter's
+// allowed_override_modes.
+func AllowedOverrides() []*extprocv3.ProcessingMode {
+	return []*extprocv3.ProcessingMode{StreamedResponseMode()}
+}
+
+// Allowed reports whether m is one of [AllowedOverrides].
+func Allowed(m *extprocv3.ProcessingMode) bool {
+	for _, a := range AllowedOverrides() {
+		if proto.Equal(a, m) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,80 @@
+package usagereport
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/ledger/report"
+)
+
+func init() { filters.Register("usage_report", New) }
+
+// tenantViews are the groupings a tenant may ask for, by the path below
+// the route's own.
+var tenantViews = map[string][]ledger.Dimension{
+	"":         nil,
+	"by-app":   {ledger.ByApp},
+	"by-model": {ledger.ByModel},
+	"by-key":   {ledger.ByKey},
+}
+
+// Filter serves a tenant its own usage.
+type Filter struct {
+	src report.Source
+}
+
+// New builds the usage_report filter; it takes no arguments.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
+	if err := filters.NoArgs(ref); err != nil {
+		return nil, err
+	}
+	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}}, nil
+}
+
+// Name implements [filters.Filter].
+func (*Filter) Name() string { return "usage_report" }
+
+// RequestHeaders implements [filters.RequestHeadersHook]: the caller's
+// tenant is the report's, whatever the query says.
+func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
+	if x.Method != http.MethodGet {
+		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
+	}
+	view := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
+	by, ok := tenantViews[view]
+	if !ok {
+		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url",
+			"no usage view %q; use %s, %s/by-app, %s/by-model or %s/by-key", view, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path)
+	}
+	if x.Caller.Tenant == nil {
+		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the usage API needs your API key")
+	}
+	q, err := report.ParseQuery(x.Query)
+	if err != nil {
+		return err
+	}
+	own := x.Caller.Tenant.Name
+	if q.Tenant != "" && q.Tenant != own {
+		return filters.Reject(http.StatusForbidden, openai.TypePermission, "tenant_not_allowed",
+			"your key reads only its own tenant's usage").WithParam("tenant")
+	}
+	q.Tenant = own
+	rep, err := f.src.Report(ctx, q, by...)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	x.Respond(http.StatusOK, body)
+	return nil
+}
+
+var _ filters.RequestHeadersHook = (*Filter)(nil)

@@ -1,0 +1,93 @@
+package usagereport
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/ledger/ledgertest"
+	"github.com/switchyard/switchyard/state/ledger/report"
+)
+
+// TestTenantReadsOnlyItsOwnUsage drives the usage_report filter as the
+// chain would after auth.
+func TestTenantReadsOnlyItsOwnUsage(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(filterPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, w := ledgertest.WithWriter(t)
+	for _, r := range ledgertest.Records {
+		w.Write(r)
+	}
+	fl, err := New(policy.FilterRef{Name: "usage_report"}, filters.Deps{Policy: p, Ledger: w, Usage: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acme *policy.Tenant
+	for _, tn := range p.Tenants {
+		if tn.Name == "acme" {
+			acme = tn
+		}
+	}
+	tests := []struct {
+		name       string
+		method     string
+		path       string
+		query      string
+		wantStatus int
+		wantGroups []string // the groups' names, in order
+		wantCost   int64
+	}{
+		{name: "totals", method: "GET", path: "/v1/usage", wantStatus: 200, wantGroups: []string{""}, wantCost: 2000},
+		{name: "by app", method: "GET", path: "/v1/usage/by-app", wantStatus: 200, wantGroups: []string{"batch", "web"}, wantCost: 2000},
+		{name: "by model", method: "GET", path: "/v1/usage/by-model", wantStatus: 200, wantGroups: []string{"claude", "gpt"}, wantCost: 2000},
+		{name: "by key", method: "GET", path: "/v1/usage/by-key", wantStatus: 200, wantGroups: []string{"acme-batch", "acme-web"}, wantCost: 2000},
+		{name: "time range", method: "GET", path: "/v1/usage", query: "from=2026-05-06T07:01:00Z&to=2026-05-06T07:02:00Z", wantStatus: 200, wantGroups: []string{""}, wantCost: 1300},
+		{name: "own tenant named", method: "GET", path: "/v1/usage", query: "tenant=acme", wantStatus: 200, wantGroups: []string{""}, wantCost: 2000},
+		{name: "another tenant named", method: "GET", path: "/v1/usage", query: "tenant=globex", wantStatus: 403},
+		{name: "unknown view", method: "GET", path: "/v1/usage/by-tenant", wantStatus: 404},
+		{name: "not GET", method: "POST", path: "/v1/usage", wantStatus: 405},
+		{name: "bad query", method: "GET", path: "/v1/usage", query: "from=now", wantStatus: 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := &filters.Exchange{ID: "r", Policy: p, Route: p.Routes[0], Method: tt.method, Path: tt.path, Query: tt.query,
+				Caller: filters.Caller{Tenant: acme, KeyName: "acme-web"}}
+			err := fl.(filters.RequestHeadersHook).RequestHeaders(context.Background(), x)
+			if tt.wantStatus != 200 {
+				if got := filters.AsError(err, "r").Status; err == nil || got != tt.wantStatus {
+					t.Fatalf("got %v, want %d", err, tt.wantStatus)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply := x.TakeReply()
+			var rep report.Report
+			if reply == nil || reply.Status != 200 || json.Unmarshal(reply.Body, &rep) != nil {
+				t.Fatalf("reply %+v", reply)
+			}
+			var groups []string
+			for _, r := range rep.Data {
+				groups = append(groups, r.App+r.Model+r.Key)
+			}
+			if diff := cmp.Diff(tt.wantGroups, groups); diff != "" || rep.Tenant != "acme" || rep.Total.CostMicros != tt.wantCost {
+				t.Errorf("tenant %q, cost %d (want %d), groups (-want +got):\n%s", rep.Tenant, rep.Total.CostMicros, tt.wantCost, diff)
+			}
+		})
+	}
+}
+
+const filterPolicy = `
+routes:
+  - {name: usage, path: /v1/usage, api: usage}
+tenants:
+  - {name: acme}
+  - {name: globex}
+`

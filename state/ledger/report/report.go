@@ -1,0 +1,152 @@
+package report
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/state/ledger"
+)
+
+// flushTimeout bounds the wait for the writer before a report: past it the
+// ledger is taken to be down, and the report refused rather than short.
+const flushTimeout = 5 * time.Second
+
+// Report is the answer of a usage API call.
+type Report struct {
+	Object string `json:"object"`
+	// From and To are the time range asked for, From inclusive and To
+	// exclusive; absent means unbounded.
+	From    *time.Time         `json:"from,omitempty"`
+	To      *time.Time         `json:"to,omitempty"`
+	Tenant  string             `json:"tenant,omitempty"`
+	GroupBy []ledger.Dimension `json:"group_by"`
+	Data    []Row              `json:"data"`
+	// Total is the sum of the rows.
+	Total Row `json:"total"`
+}
+
+// Row is one group's totals. Cost is exact in micro-USD; CostUSD is the same
+// figure as a decimal string.
+type Row struct {
+	ledger.Group
+	ledger.Totals
+	CostUSD string `json:"cost_usd"`
+}
+
+// Source is where reports come from: the ledger, and the process's writer
+// that feeds it.
+type Source struct {
+	Writer *ledger.Writer
+	Ledger ledger.Ledger
+}
+
+// Report sums the ledger rows f selects, grouped by the dimensions. A ledger
+// that cannot be read, or a writer that cannot catch up, refuses the call
+// with 503: a report missing rows would be wrong, not late.
+func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimension) (*Report, error) {
+	if s.Ledger == nil {
+		return nil, unavailable()
+	}
+	if s.Writer != nil {
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		err := s.Writer.Flush(fctx)
+		cancel()
+		if err != nil {
+			return nil, unavailable()
+		}
+	}
+	rows, err := s.Ledger.Query(ctx, f, by...)
+	if err != nil {
+		return nil, unavailable()
+	}
+	rep := &Report{Object: "usage", Tenant: f.Tenant, GroupBy: append([]ledger.Dimension{}, by...), Data: make([]Row, 0, len(rows))}
+	if !f.From.IsZero() {
+		rep.From = &f.From
+	}
+	if !f.To.IsZero() {
+		rep.To = &f.To
+	}
+	var total ledger.Totals
+	for _, r := range rows {
+		rep.Data = append(rep.Data, Row{Group: r.Group, Totals: r.Totals, CostUSD: USD(r.CostMicros)})
+		total.Requests += r.Requests
+		total.Errors += r.Errors
+		total.InputTokens += r.InputTokens
+		total.OutputTokens += r.OutputTokens
+		total.CachedTokens += r.CachedTokens
+		total.CostMicros += r.CostMicros
+	}
+	rep.Total = Row{Totals: total, CostUSD: USD(total.CostMicros)}
+	return rep, nil
+}
+
+func unavailable() error {
+	return openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "usage_unavailable",
+		"usage figures are unavailable right now: the usage ledger cannot be read; retry later")
+}
+
+// USD writes micro-USD as an exact decimal string of dollars.
+func USD(micros int64) string {
+	sign := ""
+	if micros < 0 {
+		sign, micros = "-", -micros
+	}
+	frac := strconv.FormatInt(micros%1_000_000, 10)
+	for len(frac) < 6 {
+		frac = "0" + frac
+	}
+	return sign + strconv.FormatInt(micros/1_000_000, 10) + "." + frac
+}
+
+// ParseQuery reads a usage call's query string: from and to (RFC 3339),
+// tenant, app and model. Anything else, or a value given twice, is refused
+// with 400, so a misspelt filter never silently widens a report.
+func ParseQuery(raw string) (ledger.Filter, error) {
+	var f ledger.Filter
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return f, badQuery("", "the query string does not parse: %v", err)
+	}
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return f, badQuery(k, "give %s once", k)
+		}
+		v := vs[0]
+		switch k {
+		case "from", "to":
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return f, badQuery(k, "%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z; got %q", k, v)
+			}
+			if k == "from" {
+				f.From = t
+			} else {
+				f.To = t
+			}
+		case "tenant":
+			f.Tenant = v
+		case "app":
+			f.App = v
+		case "model":
+			f.Model = v
+		default:
+			return f, badQuery(k, "unknown parameter %q; use from, to, tenant, app or model", k)
+		}
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return f, badQuery("to", "to must be after from")
+	}
+	return f, nil
+}
+
+func badQuery(param, format string, args ...any) error {
+	e := openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_query", format, args...)
+	if param != "" {
+		e = e.WithParam(param)
+	}
+	return e
+}

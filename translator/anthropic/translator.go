@@ -1,0 +1,85 @@
+package anthropic
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/translator"
+	"github.com/switchyard/switchyard/translator/sse"
+)
+
+// Translator converts one attempt to an Anthropic Messages API provider.
+// It is not safe for concurrent use.
+type Translator struct {
+	t translator.Target
+	// includeUsage is the client's stream_options.include_usage.
+	includeUsage bool
+	// jsonTool is set when the request emulates JSON mode with the forced
+	// json_tool_call tool, whose input the answer turns into content.
+	jsonTool bool
+
+	// Stream state.
+	r          sse.Reader
+	started    bool // the role chunk went out
+	done       bool // message_stop arrived
+	failed     bool // an error event went out
+	blocks     map[int]*blockState
+	nextTool   int // OpenAI index of the next tool call
+	stopReason string
+
+	usage counts
+}
+
+// New returns a translator for one attempt.
+func New(t translator.Target) *Translator { return &Translator{t: t} }
+
+// IsStream implements [translator.Translator.IsStream].
+func (tr *Translator) IsStream(status int, h translator.Headers) bool {
+	return status == http.StatusOK && strings.HasPrefix(strings.ToLower(h.Get("content-type")), "text/event-stream")
+}
+
+// Usage implements [translator.Translator.Usage].
+func (tr *Translator) Usage() (openai.Usage, bool) { return tr.usage.openai(), tr.usage.seen }
+
+// counts accumulates Anthropic's usage. Anthropic reports cumulative
+// values (message_start, then message_delta), so each report sets the
+// counts it carries and leaves the others alone.
+type counts struct {
+	input, output, cacheRead, cacheWrite int
+	seen                                 bool
+}
+
+func (c *counts) set(u *usage) {
+	if u == nil {
+		return
+	}
+	for _, f := range []struct {
+		from *int
+		to   *int
+	}{
+		{u.InputTokens, &c.input},
+		{u.OutputTokens, &c.output},
+		{u.CacheReadInputTokens, &c.cacheRead},
+		{u.CacheCreationInputTokens, &c.cacheWrite},
+	} {
+		if f.from != nil {
+			*f.to, c.seen = *f.from, true
+		}
+	}
+}
+
+// openai returns the counts in OpenAI form. Anthropic's input_tokens
+// excludes cache reads and writes, whereas OpenAI's prompt_tokens includes
+// cached tokens, so the prompt is the sum of the three.
+func (c *counts) openai() openai.Usage {
+	prompt := c.input + c.cacheRead + c.cacheWrite
+	return openai.Usage{
+		PromptTokens:        prompt,
+		CompletionTokens:    c.output,
+		TotalTokens:         prompt + c.output,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: c.cacheWrite},
+	}
+}
+
+var _ translator.Translator = (*Translator)(nil)

@@ -1,0 +1,101 @@
+// Package translator is the contract between the translate filter and the
+// per-provider translators (translator/openai, anthropic, gemini).
+// It is a leaf package so that provider packages need not import the
+// filter that registers them.
+package translator
+
+import (
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// Translator converts one attempt between the OpenAI protocol and one
+// provider's protocol. A new Translator is made for every attempt; it is
+// not safe for concurrent use.
+type Translator interface {
+	// Request translates the client's chat request for the provider. raw is
+	// the client's body, for translators that patch rather than rebuild it.
+	// A request the provider cannot honour is refused with a 400.
+	Request(req *openai.ChatRequest, raw []byte) (Upstream, *openai.Error)
+	// IsStream reports whether a response with this status and headers is
+	// an event stream to be translated chunk by chunk.
+	IsStream(status int, h Headers) bool
+	// StreamChunk translates provider stream bytes into OpenAI SSE bytes.
+	// It keeps carry-over state across calls, may return nothing until an
+	// event completes, and on eos closes the stream: with the final events
+	// and "data: [DONE]", or with an error event if the provider's stream
+	// ended without its final event.
+	StreamChunk(b []byte, eos bool) []byte
+	// Complete translates a whole (buffered) response: a success into an
+	// OpenAI body, anything else into the OpenAI error envelope with the
+	// status and headers (retry-after) the client gets.
+	Complete(status int, h Headers, body []byte) Result
+	// Usage returns the usage seen so far and whether any was reported.
+	Usage() (openai.Usage, bool)
+}
+
+// Target is what a translator needs to know about one attempt.
+type Target struct {
+	Provider *policy.Provider
+	Model    *policy.Model
+	// ClientModel is the model name the client sent; responses carry it.
+	ClientModel string
+	// Key is the provider API key for this attempt; empty means none.
+	Key string
+	// ID and Created identify the completion in OpenAI form.
+	ID      string
+	Created int64
+}
+
+// Upstream is a translated request.
+type Upstream struct {
+	// Path is the request path with its query string.
+	Path string
+	// Header lists headers to set (auth, content type, versions).
+	Header Headers
+	Body   []byte
+}
+
+// Result is a translated whole response.
+type Result struct {
+	Status int
+	// Header lists headers to set on the client's response, such as
+	// retry-after.
+	Header Headers
+	Body   []byte
+}
+
+// ErrorResult is the Result of an error envelope, with its headers.
+func ErrorResult(e *openai.Error) Result {
+	r := Result{Status: e.Status, Body: e.Body()}
+	for k, v := range e.Headers {
+		r.Header = append(r.Header, Header{Key: k, Value: v})
+	}
+	return r
+}
+
+// Header is one HTTP header with a lower-case key.
+type Header struct{ Key, Value string }
+
+// Headers is a list of headers with lower-case keys.
+type Headers []Header
+
+// Get returns the first value of key, or "".
+func (h Headers) Get(key string) string {
+	for _, kv := range h {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+// Embedder is the optional power of a translator to translate embeddings.
+type Embedder interface {
+	// EmbeddingsRequest translates the client's embeddings request.
+	EmbeddingsRequest(req *openai.EmbeddingsRequest, raw []byte) (Upstream, *openai.Error)
+	// EmbeddingsComplete translates the provider's whole response into an
+	// OpenAI embeddings list (floats, or base64 when the client asked for
+	// it) or an error envelope.
+	EmbeddingsComplete(status int, h Headers, body []byte) Result
+}
