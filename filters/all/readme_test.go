@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/switchyard/switchyard/configs/policy"
@@ -64,10 +65,13 @@ func TestReadmes(t *testing.T) {
 	}
 }
 
-func usesFilter(chains map[string]*filters.Chain, name string) bool {
+// usesFilter reports whether a chain runs the filter of package dir: a
+// package is named for its filter without underscores (usage_report is
+// filters/usagereport).
+func usesFilter(chains map[string]*filters.Chain, dir string) bool {
 	for _, c := range chains {
 		for _, n := range c.Names() {
-			if n == name {
+			if strings.ReplaceAll(n, "_", "") == dir {
 				return true
 			}
 		}
