@@ -28,8 +28,9 @@ const (
 )
 
 // LocalReplyHeader marks answers Envoy made itself (a local reply mapped to
-// the OpenAI envelope), so the router-level stream does not treat them as a
-// provider's.
+// the OpenAI envelope); its value is the reply's response flags
+// (%RESPONSE_FLAGS%), which tell ext_proc whose doing the reply was: a
+// provider's failure, or Envoy's own overflow.
 const LocalReplyHeader = "x-switchyard-envoy-reply"
 
 // RouteMetadataNamespace carries the per-request provider order from

@@ -9,10 +9,6 @@ import (
 	"github.com/switchyard/switchyard/filters"
 )
 
-// LocalReplyHeader marks Envoy's own replies; its value is the reply's
-// response flags (xds/resources sets it to %RESPONSE_FLAGS%).
-const LocalReplyHeader = "x-switchyard-envoy-reply"
-
 // providerFlags are the response flags of Envoy's replies that only a
 // provider causes: connection failure (UF), remote reset (UR), connection
 // termination (UC), retries exhausted on those (URX) and the per-try

@@ -8,8 +8,8 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/switchyard/switchyard/extproc/server"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/envoy/contract"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 // TestBlame: an attempt whose stream ends without response headers counts
@@ -89,7 +89,7 @@ func attemptHeaders(id string, n int) *extprocv3.ProcessingRequest {
 // localReply is the response headers of Envoy's own reply with flags.
 func localReply(flags string) *extprocv3.ProcessingRequest {
 	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
-		Headers: headers(":status", "503", "content-type", "application/json", server.LocalReplyHeader, flags),
+		Headers: headers(":status", "503", "content-type", "application/json", contract.LocalReplyHeader, flags),
 	}}}
 }
 

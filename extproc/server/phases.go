@@ -101,14 +101,14 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	hdrs := toHeaders(h.GetHeaders())
 	x.Response.Status, _ = strconv.Atoi(hdrs.Get(":status"))
 	x.Response.Header = hdrs
-	flags := hdrs.Get(LocalReplyHeader)
+	flags := hdrs.Get(contract.LocalReplyHeader)
 	s.evidence(ctx, lv, func(v *verdicts) { v.answered, v.flags, v.local = true, flags, flags != "" })
 	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {
 		return s.reject(ctx, lv, err)
 	}
 	set, remove := x.TakeResponseMutations()
 	set = append(set, filters.Header{Key: "x-request-id", Value: x.ID})
-	remove = append(remove, LocalReplyHeader)
+	remove = append(remove, contract.LocalReplyHeader)
 	c := &extprocv3.CommonResponse{}
 	resp := respHeadersResponse(c)
 	if h.GetEndOfStream() {

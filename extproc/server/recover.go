@@ -9,7 +9,7 @@ import (
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
-	"github.com/switchyard/switchyard/filters/openai"
+	"github.com/switchyard/switchyard/apischema/openai"
 )
 
 // maxStackBytes bounds the stack a panic's log line carries.

@@ -23,7 +23,7 @@ import (
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all"
-	"github.com/switchyard/switchyard/filters/router/health"
+	"github.com/switchyard/switchyard/state/health"
 )
 
 const testPolicy = `
