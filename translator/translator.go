@@ -5,6 +5,8 @@
 package translator
 
 import (
+	"strings"
+
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 )
@@ -45,6 +47,21 @@ type Target struct {
 	// ID and Created identify the completion in OpenAI form.
 	ID      string
 	Created int64
+}
+
+// forwardedHeaders are the only client request headers a provider gets, of
+// every kind: the translator sets what each kind needs (its key, version
+// and content type), and nothing else a client sends is the provider's
+// business. Cookies, X-Forwarded-For (the end user's address),
+// OpenAI-Organization and OpenAI-Project (a bogus one makes the provider
+// answer 401, which rests the shared key), anthropic-beta (priced
+// features), X-User-Id and SDK telemetry stay at the gateway.
+var forwardedHeaders = map[string]bool{"content-type": true, "accept": true, "x-request-id": true}
+
+// Forwarded reports whether a client request header (lower case) may reach
+// a provider. Pseudo-headers and Envoy's own x-envoy-* are Envoy's.
+func Forwarded(name string) bool {
+	return forwardedHeaders[name] || strings.HasPrefix(name, ":") || strings.HasPrefix(name, "x-envoy-")
 }
 
 // Upstream is a translated request.

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/translator"
 )
 
 func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (*live, *extprocv3.ProcessingResponse) {
@@ -228,10 +229,21 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{
 		Response: &extprocv3.CommonResponse{
 			Status:         extprocv3.CommonResponse_CONTINUE_AND_REPLACE,
-			HeaderMutation: mutation(set, append([]string{"x-envoy-max-retries"}, clientCredentialHeaders...)),
+			HeaderMutation: mutation(set, append(withheld(hdrs), "x-envoy-max-retries")),
 			BodyMutation:   bodyMutation(a.Upstream.Body),
 		},
 	}}}, lv, a
+}
+
+// withheld lists the client's headers a provider must not get.
+func withheld(hdrs filters.Headers) []string {
+	var out []string
+	for _, h := range hdrs {
+		if !translator.Forwarded(h.Key) {
+			out = append(out, h.Key)
+		}
+	}
+	return out
 }
 
 // attemptAttributes reads the attempt number (1-based) and cluster Envoy

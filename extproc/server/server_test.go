@@ -265,6 +265,37 @@ func TestDuplicateRequestIDIsRefused(t *testing.T) {
 	}
 }
 
+// TestProviderGetsOnlyAllowedClientHeaders: of the client's headers, only
+// content-type, accept and x-request-id reach the provider; the rest
+// (cookies, the end user's address, organization, beta features, user
+// ids, telemetry) are removed from every attempt.
+func TestProviderGetsOnlyAllowedClientHeaders(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	send(t, s, reqHeaders("rid-h", "Bearer sk-local-demo"))
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"mini","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}})
+	withheld := []string{"cookie", "x-forwarded-for", "openai-organization", "openai-project", "anthropic-beta", "x-user-id", "x-stainless-os", "idempotency-key"}
+	kv := []string{":method", "POST", ":path", "/v1/chat/completions", "x-request-id", "rid-h", "content-type", "application/json", "accept", "application/json"}
+	for _, k := range withheld {
+		kv = append(kv, k, "v")
+	}
+	up := h.stream(t, "upstream")
+	ar := send(t, up, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}}})
+	m := ar.GetRequestHeaders().GetResponse().GetHeaderMutation()
+	for _, k := range withheld {
+		if !contains(m.GetRemoveHeaders(), k) {
+			t.Errorf("%s reaches the provider (removed: %v)", k, m.GetRemoveHeaders())
+		}
+	}
+	for _, k := range []string{"content-type", "accept", "x-request-id", ":path"} {
+		if contains(m.GetRemoveHeaders(), k) {
+			t.Errorf("%s is removed", k)
+		}
+	}
+}
+
 // TestAttemptForUnknownRequestFailsClosed: an attempt whose exchange the
 // server does not know must never be forwarded untranslated.
 func TestAttemptForUnknownRequestFailsClosed(t *testing.T) {
