@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -16,30 +17,9 @@ import (
 	"github.com/switchyard/switchyard/state/store"
 )
 
-// order is the one place that fixes where each filter runs: request hooks
-// ascend it, response hooks descend it. It is the plugin.cfg of the project.
-var order = map[string]int{
-	"admin":        50,
-	"auth":         100,
-	"catalog":      150,
-	"usage_report": 160,
-	"router":       200,
-	// quota runs after router: a budget reservation prices the plan the
-	// router chose.
-	"quota": 300,
-	// usage sits inside translate so that its Done runs after translate's,
-	// which prices the answer (a stream the client cut short included).
-	"usage":     350,
-	"translate": 400,
-}
-
-// Order returns a filter's position; unknown names sort last.
-func Order(name string) int {
-	if o, ok := order[name]; ok {
-		return o
-	}
-	return 1 << 30
-}
+// Order returns a filter's position in a chain: configs/policy's filter
+// table fixes it, for every route.
+func Order(name string) int { return policy.FilterOrder(name) }
 
 // Deps are the shared services a filter may use, set at construction.
 type Deps struct {
@@ -134,40 +114,19 @@ var (
 )
 
 // Register makes a filter available to policies. Filter packages call it
-// from init; the name must be in the order table.
+// from init; the name must be in configs/policy's filter table.
 func Register(name string, f Factory) {
-	if _, ok := order[name]; !ok {
-		panic("filters: " + name + " is not in the order table of registry.go")
+	if !policy.KnownFilter(name) {
+		panic("filters: " + name + " is not in configs/policy's filter table")
 	}
 	regMu.Lock()
 	defer regMu.Unlock()
 	factories[name] = f
 }
 
-// Registered returns the names of the registered filters, sorted by order.
-func Registered() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	names := make([]string, 0, len(factories))
-	for n := range factories {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return Order(names[i]) < Order(names[j]) })
-	return names
-}
-
-// requires lists filters that must be on a route for another to work.
-var requires = map[string][]string{
-	"quota":        {"auth", "router"},
-	"router":       {"auth"},
-	"translate":    {"router"},
-	"usage":        {"translate"},
-	"catalog":      {"auth"},
-	"usage_report": {"auth"},
-}
-
-// Build makes the chain of every route of p. Errors name the policy file
-// and line of the offending filter entry.
+// Build makes the chain of every route of a policy that configs/policy
+// has validated (filter names, requirements and arguments). Errors name
+// the policy file and line of the offending filter entry.
 func Build(deps Deps) (map[string]*Chain, error) {
 	regMu.RLock()
 	defer regMu.RUnlock()
@@ -175,20 +134,11 @@ func Build(deps Deps) (map[string]*Chain, error) {
 	var probs []error
 	for _, r := range deps.Policy.Routes {
 		var fs []Filter
-		listed := map[string]bool{}
-		for _, ref := range r.Filters {
-			listed[ref.Name] = true
-		}
 		for _, ref := range r.Filters {
 			factory := factories[ref.Name]
 			if factory == nil {
 				probs = append(probs, fmt.Errorf("%s: unknown filter %q (known: %v)", ref.Where, ref.Name, namesLocked()))
 				continue
-			}
-			for _, need := range requires[ref.Name] {
-				if !listed[need] {
-					probs = append(probs, fmt.Errorf("%s: filter %q needs filter %q on the same route", ref.Where, ref.Name, need))
-				}
 			}
 			rd := deps
 			rd.Route = r
@@ -202,7 +152,7 @@ func Build(deps Deps) (map[string]*Chain, error) {
 		chains[r.Name] = NewChain(fs)
 	}
 	if len(probs) > 0 {
-		return nil, joinErrors(probs)
+		return nil, errors.Join(probs...)
 	}
 	return chains, nil
 }
@@ -214,12 +164,4 @@ func namesLocked() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// NoArgs refuses arguments for a filter that takes none.
-func NoArgs(ref policy.FilterRef) error {
-	if len(ref.Shorthand) > 0 || len(ref.Args) > 0 {
-		return fmt.Errorf("filter %q takes no arguments", ref.Name)
-	}
-	return nil
 }

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/switchyard/switchyard/state/health"
 )
 
 // Defaults applied where the policy is silent.
@@ -159,7 +157,7 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 	if out.MaxRequestBytes < 1<<10 || out.MaxRequestBytes > 64<<20 {
 		c.at(src, "gateway", "max_request_bytes", "must be between 1KiB and 64MiB")
 	}
-	out.Health = health.DefaultConfig()
+	out.Health = DefaultHealthConfig()
 	if n := c.idx.lookup(c.gwFile, "gateway.health"); n != nil {
 		// Decoded over the defaults, so an operator sets only what differs.
 		if err := n.Decode(&out.Health); err != nil {
@@ -250,7 +248,7 @@ func (c *compiler) newName(src source, d, kind, name string, taken bool) bool {
 func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *Provider {
 	d := display("providers", i, s.Name)
 	ok := c.newName(s.src, d, "provider", s.Name, seen[s.Name] != nil)
-	if ok && s.Name == health.AllProviders {
+	if ok && s.Name == AllProviders {
 		c.at(s.src, d, "name", "%q is reserved: fault drills use it for every provider", s.Name)
 		ok = false
 	}
@@ -466,6 +464,16 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		}
 		seen[f.Name] = true
 		r.Filters = append(r.Filters, FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args, Where: where})
+	}
+	for j, f := range s.Filters {
+		if f.Name == "" {
+			continue
+		}
+		ref := FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args}
+		for _, reason := range filterProblems(ref, seen) {
+			c.at(s.src, d, "filters["+strconv.Itoa(j)+"]", "%s", reason)
+			ok = false
+		}
 	}
 	before := len(c.probs)
 	r.Routing = c.routing(s.src, d, s.Routing, p)

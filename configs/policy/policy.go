@@ -4,8 +4,6 @@ import (
 	"net"
 	"strconv"
 	"time"
-
-	"github.com/switchyard/switchyard/state/health"
 )
 
 // Kind is a provider's wire protocol.
@@ -89,7 +87,7 @@ type Gateway struct {
 	HasAdminKey     bool
 	MaxRequestBytes int64
 	LocalRateLimit  LocalRateLimit
-	Health          health.Config
+	Health          HealthConfig
 	Governor        Governor
 	Ledger          Ledger
 	CapturePrompts  bool

@@ -98,7 +98,7 @@ func TestCompileResolvesAndConverts(t *testing.T) {
 	if r := p.Route("/v1/models/cheap"); r == nil || r.API != policy.APIModels {
 		t.Errorf("models sub-path route = %+v", r)
 	}
-	if r := p.Route("/v1/chat/completions"); r == nil || r.Attempts != 3 || len(r.Filters) != 2 || r.Filters[1].Name != "router" || r.Filters[1].Shorthand[0] != "cheapest" {
+	if r := p.Route("/v1/chat/completions"); r == nil || r.Attempts != 3 || len(r.Filters) != 3 || r.Filters[2].Name != "quota" || r.Filters[2].Args["store_timeout"] != "250ms" {
 		t.Errorf("chat route = %+v", r)
 	}
 	if p.Gateway.MaxRequestBytes != 2<<20 || p.Gateway.ListenPort != 8080 {

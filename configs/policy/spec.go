@@ -1,7 +1,5 @@
 package policy
 
-import "github.com/switchyard/switchyard/state/health"
-
 // Spec is the policy as written in YAML, before validation. Field docs are
 // the reference for operators; configs/README.md shows them in use.
 type Spec struct {
@@ -26,7 +24,7 @@ type GatewaySpec struct {
 	// Health tunes the provider health monitor, circuit breakers and
 	// progressive recovery; unset keys keep their defaults
 	// (state/health/README.md).
-	Health *health.Config `yaml:"health"`
+	Health *HealthConfig `yaml:"health"`
 	// Governor tunes the cost governor that steers a tenant towards cheap
 	// models as its daily budget runs down.
 	Governor *GovernorSpec `yaml:"governor"`

@@ -42,7 +42,7 @@ type handler func(ctx context.Context, x *filters.Exchange, sub string) (int, an
 
 // New builds the admin filter.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit}

@@ -22,7 +22,7 @@ type Filter struct {
 
 // New builds the catalog filter.
 func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{created: 1704067200}, nil

@@ -39,7 +39,7 @@ type Filter struct {
 
 // New builds the router filter of one route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	var h Health

@@ -28,7 +28,7 @@ type Filter struct {
 
 // New builds the translate filter, resolving every provider key once.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{pools: map[string]*keyPool{}, now: time.Now, log: deps.Logger}

@@ -36,7 +36,7 @@ type Filter struct {
 
 // New builds the usage filter.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{log: deps.Log(), metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, audit: deps.Audit, now: time.Now}, nil

@@ -31,7 +31,7 @@ type Filter struct {
 
 // New builds the usage_report filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := filters.NoArgs(ref); err != nil {
+	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}}, nil

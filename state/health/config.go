@@ -1,209 +1,22 @@
 package health
 
 import (
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
 )
 
-// Config holds the thresholds of the health monitor. Decode YAML over
-// [DefaultConfig], so that keys left out keep their defaults; zero is then a
-// value the operator chose (and, for the breaker's trip conditions and the
-// canary cap, means "off").
-type Config struct {
-	// Window is how far back the error rate and latencies look.
-	Window time.Duration `yaml:"window"`
-	// Buckets is how many slices the window slides by: the oldest slice
-	// leaves the window every Window/Buckets.
-	Buckets int `yaml:"buckets"`
-	// MinSamples is the number of attempts (for the error rate) or timed
-	// attempts (for latencies) below which the window is not trusted and the
-	// signal is ignored, so that one failure out of three does not take a
-	// model out.
-	MinSamples int `yaml:"min_samples"`
-	// Healthy holds the bounds a model must stay strictly inside to be
-	// healthy: error rate and p99 below, quota above.
-	Healthy Limits `yaml:"healthy"`
-	// Unavailable holds the bounds past which a model is unavailable: error
-	// rate or p99 above, or quota below. Between the two a model is degraded.
-	Unavailable Limits `yaml:"unavailable"`
-	// DegradedWeight multiplies the routing weight of a degraded model.
-	DegradedWeight float64 `yaml:"degraded_weight"`
-	// Breaker configures the circuit breaker of each provider.
-	Breaker BreakerConfig `yaml:"breaker"`
-	// Recovery configures the canary that follows a return from unavailable.
-	Recovery RecoveryConfig `yaml:"recovery"`
-}
+// The monitor's thresholds are policy schema (the policy's health section);
+// these names keep the monitor's own vocabulary.
+type (
+	Config         = policy.HealthConfig
+	Limits         = policy.HealthLimits
+	BreakerConfig  = policy.BreakerConfig
+	RecoveryConfig = policy.RecoveryConfig
+)
 
-// Limits is one set of health bounds; see [Config.Healthy] and
-// [Config.Unavailable].
-type Limits struct {
-	// ErrorRate is a fraction of attempts, 0..1.
-	ErrorRate float64 `yaml:"error_rate"`
-	// P99 is the 99th percentile of the time to response headers.
-	P99 time.Duration `yaml:"p99"`
-	// Quota is the remaining provider quota as a fraction, 0..1.
-	Quota float64 `yaml:"quota"`
-}
-
-// BreakerConfig configures a provider's circuit breaker.
-type BreakerConfig struct {
-	// ConsecutiveFailures trips the breaker after that many failures in a
-	// row; 0 turns this condition off.
-	ConsecutiveFailures int `yaml:"consecutive_failures"`
-	// FailureRatio trips the breaker when failures reach that share of the
-	// attempts counted in the current interval, once there are at least
-	// MinRequests of them; 0 turns this condition off.
-	FailureRatio float64 `yaml:"failure_ratio"`
-	// MinRequests is the number of attempts below which FailureRatio is not
-	// applied.
-	MinRequests int `yaml:"min_requests"`
-	// Interval is how long the closed breaker counts before starting again
-	// from zero; 0 counts until the breaker trips.
-	Interval time.Duration `yaml:"interval"`
-	// OpenTimeout is how long an open breaker refuses every request before
-	// letting probes through (half-open). A model whose canary failed is
-	// held unavailable for the same time.
-	OpenTimeout time.Duration `yaml:"open_timeout"`
-	// HalfOpenProbes is how many requests a half-open breaker lets through;
-	// that many successes close it, one failure opens it again.
-	HalfOpenProbes int `yaml:"half_open_probes"`
-	// ProbeTimeout gives a probe slot back when no result came for it in
-	// that time (the request went elsewhere, or its result was lost).
-	ProbeTimeout time.Duration `yaml:"probe_timeout"`
-}
-
-// RecoveryConfig configures progressive recovery.
-type RecoveryConfig struct {
-	// Steps are the shares of its traffic a recovering provider or model
-	// gets, in order, each strictly greater than the one before and at most
-	// 1. Reaching 1 (or passing the last step) ends the canary. An empty
-	// list turns progressive recovery off.
-	Steps []float64 `yaml:"steps"`
-	// StablePeriod is how long a step must run without failure, and without
-	// the model being seen degraded, before the next step.
-	StablePeriod time.Duration `yaml:"stable_period"`
-	// MaxCanary ends a canary that has run this long in total, whatever its
-	// step; 0 means no cap.
-	MaxCanary time.Duration `yaml:"max_canary"`
-}
-
-// DefaultConfig returns the thresholds of issue 4: healthy below 1 % errors,
-// 3 s p99 and above 20 % quota; unavailable above 5 % errors or 6 s p99 or
-// below 5 % quota; a 60 s window; a breaker tripping after 5 failures in a
-// row or half of at least 20 attempts; canary steps of 10 %, 50 % and 100 %
-// five minutes apart, 30 minutes at most.
-func DefaultConfig() Config {
-	return Config{
-		Window:         60 * time.Second,
-		Buckets:        10,
-		MinSamples:     20,
-		Healthy:        Limits{ErrorRate: 0.01, P99: 3 * time.Second, Quota: 0.20},
-		Unavailable:    Limits{ErrorRate: 0.05, P99: 6 * time.Second, Quota: 0.05},
-		DegradedWeight: 0.5,
-		Breaker: BreakerConfig{
-			ConsecutiveFailures: 5,
-			FailureRatio:        0.5,
-			MinRequests:         20,
-			Interval:            60 * time.Second,
-			OpenTimeout:         30 * time.Second,
-			HalfOpenProbes:      3,
-			ProbeTimeout:        30 * time.Second,
-		},
-		Recovery: RecoveryConfig{
-			Steps:        []float64{0.10, 0.50, 1.00},
-			StablePeriod: 5 * time.Minute,
-			MaxCanary:    30 * time.Minute,
-		},
-	}
-}
-
-// Validate reports every invalid setting of c, each named by its YAML key.
-func (c Config) Validate() error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
-	if c.Window <= 0 {
-		bad("window", "%v must be > 0", c.Window)
-	}
-	if c.Buckets < 1 || c.Buckets > 1000 {
-		bad("buckets", "%d is outside [1, 1000]", c.Buckets)
-	} else if c.Window > 0 && c.Window/time.Duration(c.Buckets) < time.Millisecond {
-		bad("buckets", "window %v in %d buckets makes buckets shorter than 1ms", c.Window, c.Buckets)
-	}
-	if c.MinSamples < 1 {
-		bad("min_samples", "%d must be >= 1", c.MinSamples)
-	}
-	for _, l := range []struct {
-		key string
-		l   Limits
-	}{{"healthy", c.Healthy}, {"unavailable", c.Unavailable}} {
-		if l.l.ErrorRate < 0 || l.l.ErrorRate > 1 {
-			bad(l.key+".error_rate", "%v is outside [0, 1]", l.l.ErrorRate)
-		}
-		if l.l.P99 <= 0 {
-			bad(l.key+".p99", "%v must be > 0", l.l.P99)
-		}
-		if l.l.Quota < 0 || l.l.Quota > 1 {
-			bad(l.key+".quota", "%v is outside [0, 1]", l.l.Quota)
-		}
-	}
-	if c.Healthy.ErrorRate > c.Unavailable.ErrorRate {
-		bad("healthy.error_rate", "%v is above unavailable.error_rate %v", c.Healthy.ErrorRate, c.Unavailable.ErrorRate)
-	}
-	if c.Healthy.P99 > c.Unavailable.P99 {
-		bad("healthy.p99", "%v is above unavailable.p99 %v", c.Healthy.P99, c.Unavailable.P99)
-	}
-	if c.Healthy.Quota < c.Unavailable.Quota {
-		bad("healthy.quota", "%v is below unavailable.quota %v", c.Healthy.Quota, c.Unavailable.Quota)
-	}
-	if c.DegradedWeight <= 0 || c.DegradedWeight > 1 {
-		bad("degraded_weight", "%v is outside (0, 1]", c.DegradedWeight)
-	}
-
-	b := c.Breaker
-	if b.ConsecutiveFailures < 0 {
-		bad("breaker.consecutive_failures", "%d is negative", b.ConsecutiveFailures)
-	}
-	if b.FailureRatio < 0 || b.FailureRatio > 1 {
-		bad("breaker.failure_ratio", "%v is outside [0, 1]", b.FailureRatio)
-	}
-	if b.FailureRatio > 0 && b.MinRequests < 1 {
-		bad("breaker.min_requests", "%d must be >= 1 when failure_ratio is set", b.MinRequests)
-	}
-	if b.Interval < 0 {
-		bad("breaker.interval", "%v is negative", b.Interval)
-	}
-	if b.OpenTimeout <= 0 {
-		bad("breaker.open_timeout", "%v must be > 0", b.OpenTimeout)
-	}
-	if b.HalfOpenProbes < 1 {
-		bad("breaker.half_open_probes", "%d must be >= 1", b.HalfOpenProbes)
-	}
-	if b.ProbeTimeout <= 0 {
-		bad("breaker.probe_timeout", "%v must be > 0", b.ProbeTimeout)
-	}
-
-	r := c.Recovery
-	for i, s := range r.Steps {
-		if s <= 0 || s > 1 {
-			bad(fmt.Sprintf("recovery.steps[%d]", i), "%v is outside (0, 1]", s)
-		} else if i > 0 && s <= r.Steps[i-1] {
-			bad(fmt.Sprintf("recovery.steps[%d]", i), "%v is not above the step before, %v", s, r.Steps[i-1])
-		}
-	}
-	if len(r.Steps) > 0 && r.StablePeriod <= 0 {
-		bad("recovery.stable_period", "%v must be > 0", r.StablePeriod)
-	}
-	if r.MaxCanary < 0 {
-		bad("recovery.max_canary", "%v is negative", r.MaxCanary)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("health: %w", err)
-	}
-	return nil
-}
+// DefaultConfig returns the policy's default thresholds.
+func DefaultConfig() Config { return policy.DefaultHealthConfig() }
 
 // bucketSpan is the length of one window bucket.
-func (c *Config) bucketSpan() time.Duration { return c.Window / time.Duration(c.Buckets) }
+func bucketSpan(c *Config) time.Duration { return c.Window / time.Duration(c.Buckets) }

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
 )
 
 // AllProviders names every provider in [Monitor.SetDrill], including those
 // the monitor has not seen yet.
-const AllProviders = "all"
+const AllProviders = policy.AllProviders
 
 // Monitor keeps the health of every provider and model it is told about.
 // Provider and model names must come from the policy, never from a client:

@@ -136,7 +136,7 @@ type window struct {
 }
 
 func newWindow(c *Config) *window {
-	return &window{span: c.bucketSpan(), ring: make([]bucket, c.Buckets), quota: -1}
+	return &window{span: bucketSpan(c), ring: make([]bucket, c.Buckets), quota: -1}
 }
 
 func (w *window) epochOf(age time.Duration) int64 {

@@ -20,8 +20,6 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
-	"github.com/switchyard/switchyard/filters"
-	_ "github.com/switchyard/switchyard/filters/all" // validate routes' filters as ext_proc will
 	"github.com/switchyard/switchyard/xds/controlplane"
 	"github.com/switchyard/switchyard/xds/resources"
 )
@@ -118,9 +116,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	go func() {
 		errc <- policy.Watch(ctx, c.configDir, p.Version, c.poll, func(np *policy.Policy) error {
-			if _, err := filters.Build(filters.Deps{Policy: np}); err != nil {
-				return err
-			}
 			if err := cp.Apply(ctx, np); err != nil {
 				return err
 			}
@@ -141,14 +136,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func load(dir string) (*policy.Policy, error) {
-	p, err := policy.Load(dir)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := filters.Build(filters.Deps{Policy: p}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return policy.Load(dir)
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
