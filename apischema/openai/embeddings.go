@@ -88,12 +88,15 @@ func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, *Error) {
 	if len(body) == 0 {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON embeddings request")
 	}
+	if e := checkMembers(body); e != nil {
+		return nil, e
+	}
 	var r EmbeddingsRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, decodeError(err)
 	}
-	if r.Model == "" {
-		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "missing_required_parameter", "you must provide a model parameter").WithParam("model")
+	if e := checkIdentity(r.Model, r.User); e != nil {
+		return nil, e
 	}
 	if n := r.Input.Len(); n == 0 || n > MaxEmbeddingInputs {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value", "input must hold between 1 and %d items", MaxEmbeddingInputs).WithParam("input")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Error types used in the envelope, as OpenAI names them.
@@ -29,6 +30,24 @@ type Error struct {
 	Message string
 	// Headers are extra response headers, such as retry-after.
 	Headers map[string]string
+}
+
+// maxQuoted is the most of a client's string an error message or a log
+// line repeats.
+const maxQuoted = 64
+
+// Clip shortens a client's string for an error message or a log line, at
+// a rune boundary, marking the cut with "…": what a client sends is
+// bounded only by the body size.
+func Clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Errorf builds an Error with a formatted message.

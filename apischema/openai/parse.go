@@ -14,12 +14,15 @@ func ParseChatRequest(body []byte) (*ChatRequest, *Error) {
 	if len(body) == 0 {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON chat completion request")
 	}
+	if e := checkMembers(body); e != nil {
+		return nil, e
+	}
 	var r ChatRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, decodeError(err)
 	}
-	if r.Model == "" {
-		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "missing_required_parameter", "you must provide a model parameter").WithParam("model")
+	if e := checkIdentity(r.Model, r.User); e != nil {
+		return nil, e
 	}
 	if len(r.Messages) == 0 {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "missing_required_parameter", "'messages' must be a non-empty array").WithParam("messages")
@@ -41,6 +44,23 @@ func ParseChatRequest(body []byte) (*ChatRequest, *Error) {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value", "stream_options is only allowed when stream is true").WithParam("stream_options")
 	}
 	return &r, nil
+}
+
+// maxNameBytes bounds the client's strings that name things and travel
+// into ledger rows, logs and error messages.
+const maxNameBytes = 256
+
+// checkIdentity checks the model (required) and the end-user id.
+func checkIdentity(model, user string) *Error {
+	switch {
+	case model == "":
+		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "missing_required_parameter", "you must provide a model parameter").WithParam("model")
+	case len(model) > maxNameBytes:
+		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value", "model must be at most %d bytes", maxNameBytes).WithParam("model")
+	case len(user) > maxNameBytes:
+		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value", "user must be at most %d bytes", maxNameBytes).WithParam("user")
+	}
+	return nil
 }
 
 func checkMessage(m *Message, i int) *Error {
@@ -69,7 +89,7 @@ func checkMessage(m *Message, i int) *Error {
 	case "":
 		return bad("role is required")
 	default:
-		return bad("unknown role %q (want system, developer, user, assistant or tool)", m.Role)
+		return bad("unknown role %q (want system, developer, user, assistant or tool)", Clip(m.Role))
 	}
 	for j, p := range m.Content.Parts {
 		switch p.Type {
@@ -80,7 +100,7 @@ func checkMessage(m *Message, i int) *Error {
 			}
 		case "input_audio", "file":
 		default:
-			return bad("content[%d] has unknown type %q", j, p.Type)
+			return bad("content[%d] has unknown type %q", j, Clip(p.Type))
 		}
 	}
 	return nil
