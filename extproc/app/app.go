@@ -85,7 +85,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	reg.MustRegister(storeMetrics)
 	var st store.Store
 	if c.redis != "" {
-		rc := redis.NewClient(&redis.Options{Addr: c.redis})
+		rc := redis.NewClient(redisOptions(c.redis))
 		defer rc.Close()
 		trips := newRoundTrips()
 		reg.MustRegister(trips.total)
