@@ -49,6 +49,7 @@ type config struct {
 	poll      time.Duration
 	redis     string
 	auditLog  string
+	admission server.Admission
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -62,6 +63,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
 	fs.StringVar(&c.redis, "redis", "", "Redis address (host:port) shared by replicas; empty: embedded in-memory store for a single node")
 	fs.StringVar(&c.auditLog, "audit-log", "", "file the audit trail is appended to; empty: stderr, as lines with \"kind\":\"audit\"")
+	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
+	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
 	return c, fs.Parse(args)
 }
 
@@ -161,6 +164,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := server.New(current.Load, log)
+	srv.SetAdmission(c.admission)
 	reg.MustRegister(srv.Collector())
 	g := grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes),

@@ -13,10 +13,15 @@ type phaseMetrics struct {
 	duration *prometheus.HistogramVec
 	// panics counts the panics recovered, by stream kind.
 	panics *prometheus.CounterVec
+	// shed counts the requests refused at capacity, by bound.
+	shed *prometheus.CounterVec
 }
 
 func newPhaseMetrics() *phaseMetrics {
-	return &phaseMetrics{panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+	return &phaseMetrics{shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchyard_extproc_shed_total",
+		Help: "Requests refused with 503 because ext_proc was at capacity, by bound (requests, bytes in flight).",
+	}, []string{"bound"}), panics: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchyard_extproc_panics_total",
 		Help: "Panics recovered while processing a request, by stream (request, attempt); each cost one request a 500.",
 	}, []string{"stream"}), duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -35,12 +40,14 @@ func (s *Server) Collector() prometheus.Collector { return s.metrics }
 func (m *phaseMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.duration.Describe(ch)
 	m.panics.Describe(ch)
+	m.shed.Describe(ch)
 }
 
 // Collect implements [prometheus.Collector].
 func (m *phaseMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.duration.Collect(ch)
 	m.panics.Collect(ch)
+	m.shed.Collect(ch)
 }
 
 // observe records the time spent on one message of the request stream, or

@@ -38,7 +38,11 @@ type Server struct {
 	now       func() time.Time
 	exchanges sync.Map // request ID → *live
 	metrics   *phaseMetrics
+	adm       admission
 }
+
+// SetAdmission sets the server's bounds; call it before serving.
+func (s *Server) SetAdmission(a Admission) { s.adm.limits = a }
 
 // New returns a server that reads the current runtime from rt on every new
 // request, so a reload applies to the next request and never to one in
@@ -79,8 +83,15 @@ func (s *Server) InFlight() int {
 
 func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer) (err error) {
 	ctx := stream.Context()
-	var lv *live
+	var (
+		lv       *live
+		admitted bool
+		held     int64 // body bytes held against the admission bound
+	)
 	defer func() {
+		if admitted {
+			s.adm.leave(held)
+		}
 		if lv == nil {
 			return
 		}
@@ -120,11 +131,28 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				return status.Error(codes.FailedPrecondition, "request headers twice")
 			}
 			ctx = withRequestID(ctx, v.RequestHeaders)
+			if e := s.adm.enter(); e != nil {
+				// Shed before any work, and without a log line each: a
+				// flood must not buy itself a log write per request.
+				s.metrics.shed.WithLabelValues("requests").Inc()
+				resp = errorResponse(toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id"), e)
+				break
+			}
+			admitted = true
 			lv, resp = s.requestHeaders(ctx, v.RequestHeaders)
 		case *extprocv3.ProcessingRequest_RequestBody:
 			if lv == nil {
 				return status.Error(codes.FailedPrecondition, "request body before headers")
 			}
+			n := int64(len(v.RequestBody.GetBody()))
+			if !s.adm.hold(n) {
+				s.metrics.shed.WithLabelValues("bytes").Inc()
+				e := overloaded("request bytes in flight")
+				lv.cause, lv.x.Response.Status = e, e.Status
+				resp = errorResponse(lv.x.ID, e)
+				break
+			}
+			held += n
 			resp = s.requestBody(ctx, lv, v.RequestBody.GetBody())
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if lv == nil {

@@ -196,7 +196,15 @@ func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
 	tooLarge := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_StatusCodeFilter{StatusCodeFilter: &accesslogv3.StatusCodeFilter{
 		Comparison: &accesslogv3.ComparisonFilter{Op: accesslogv3.ComparisonFilter_EQ, Value: &corev3.RuntimeUInt32{DefaultValue: 413, RuntimeKey: "switchyard.local_reply.too_large"}},
 	}}}
+	// The overload manager refusing a request: the gateway is at capacity,
+	// and says when to come back.
+	overloaded := mapper(byFlags("OM"), "the gateway is at capacity; retry after a moment", "service_unavailable", "gateway_overloaded")
+	overloaded.HeadersToAdd = append(overloaded.HeadersToAdd, &corev3.HeaderValueOption{
+		Header:       &corev3.HeaderValue{Key: "retry-after", Value: "1"},
+		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+	})
 	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
+		overloaded,
 		mapper(byFlags("RL"), "%LOCAL_REPLY_BODY%", "rate_limit_error", "rate_limit_exceeded"),
 		mapper(byFlags("UT", "SI"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_timeout"),
 		mapper(byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR", "DPE"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable"),
