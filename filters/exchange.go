@@ -112,8 +112,39 @@ type Attempt struct {
 	Translator translator.Translator
 	// Upstream is the translated request for this attempt.
 	Upstream translator.Upstream
-	// Outcome is what the provider answered, once known.
-	Outcome Outcome
+
+	// The attempt's own stream records the outcome while the request's
+	// stream may read it (a client that leaves cancels both at once).
+	mu      sync.Mutex
+	outcome Outcome
+}
+
+// Outcome is what the provider answered, once known.
+func (a *Attempt) Outcome() Outcome {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.outcome
+}
+
+// Finish records how the attempt ended, marking o done, unless an outcome
+// was recorded already; it reports whether o was recorded.
+func (a *Attempt) Finish(o Outcome) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.outcome.Done {
+		return false
+	}
+	o.Done = true
+	a.outcome = o
+	return true
+}
+
+// Amend changes the recorded outcome, as when the blame for a missing
+// response is settled after the fact.
+func (a *Attempt) Amend(f func(o *Outcome)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f(&a.outcome)
 }
 
 // Outcome is how one attempt ended, as far as the gateway can see before

@@ -47,7 +47,9 @@ func (s *Server) attemptEnded(ctx context.Context, lv *live, a *filters.Attempt)
 	if !a.Sent.IsZero() {
 		from = a.Sent
 	}
-	a.Outcome = filters.Outcome{Done: true, Failure: "no response (connect failure, reset or timeout)", Latency: now.Sub(from)}
+	if !a.Finish(filters.Outcome{Failure: "no response (connect failure, reset or timeout)", Latency: now.Sub(from)}) {
+		return
+	}
 	v := &lv.verdicts
 	v.mu.Lock()
 	cause, known := v.judge(lv.x, a, now)
@@ -134,12 +136,14 @@ func hasFlag(flags string, want []string) bool {
 
 // settle gives an attempt its cause and runs the attempt-done hooks.
 func (s *Server) settle(ctx context.Context, lv *live, a *filters.Attempt, cause filters.Cause) {
-	a.Outcome.Cause = cause
-	switch cause {
-	case filters.CauseTimeout:
-		a.Outcome.Failure = "no first byte within the per-try timeout"
-	case filters.CauseExcused:
-		a.Outcome.Failure = "no response (cancelled by the gateway or the client)"
-	}
+	a.Amend(func(o *filters.Outcome) {
+		o.Cause = cause
+		switch cause {
+		case filters.CauseTimeout:
+			o.Failure = "no first byte within the per-try timeout"
+		case filters.CauseExcused:
+			o.Failure = "no response (cancelled by the gateway or the client)"
+		}
+	})
 	lv.chain.AttemptDone(context.WithoutCancel(ctx), lv.x, a)
 }

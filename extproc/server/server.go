@@ -211,7 +211,7 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		id string
 	)
 	defer func() {
-		if a != nil && !a.Outcome.Done {
+		if a != nil {
 			s.attemptEnded(ctx, lv, a)
 		}
 	}()
@@ -240,11 +240,12 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 				s.evidence(ctx, lv, nil)
 			}
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
-			if a != nil && !a.Outcome.Done {
+			if a != nil {
 				hdrs := toHeaders(v.ResponseHeaders.GetHeaders())
 				st, _ := strconv.Atoi(hdrs.Get(":status"))
-				a.Outcome = filters.Outcome{Done: true, Status: st, Latency: s.now().Sub(a.Sent), Header: hdrs}
-				lv.chain.AttemptDone(ctx, lv.x, a)
+				if a.Finish(filters.Outcome{Status: st, Latency: s.now().Sub(a.Sent), Header: hdrs}) {
+					lv.chain.AttemptDone(ctx, lv.x, a)
+				}
 			}
 			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}}
 		default:

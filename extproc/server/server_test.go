@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
@@ -354,5 +355,41 @@ func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
 	bad := send(t, up2, attemptRequest("rid-3", 1, "provider_oa"))
 	if ir := bad.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 500 {
 		t.Errorf("attempt 1 on the wrong cluster: got %v, want a refusal", bad)
+	}
+}
+
+// TestCancelledAttemptsDoNotRace: when the client goes away, Envoy cancels
+// the attempt's stream and the router-level one together. The attempt's
+// stream records the attempt's outcome ("no response") while the router
+// level's Done hooks read every attempt's outcome for the usage record;
+// run with -race, the two must not touch the outcome unsynchronised.
+func TestCancelledAttemptsDoNotRace(t *testing.T) {
+	h := newHarness(t)
+	for i := range 20 {
+		id := "rid-cancel-" + itoa(i)
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := extprocv3.NewExternalProcessorClient(h.conn).Process(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(t, s, reqHeaders(id, "Bearer sk-local-demo"))
+		send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+			Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+		}}})
+		actx, acancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), server.PhaseHeader, "upstream"))
+		up, err := extprocv3.NewExternalProcessorClient(h.conn).Process(actx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(t, up, attemptRequest(id, 1, "provider_an"))
+		go acancel()
+		cancel()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.InFlight() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.srv.InFlight(); n != 0 {
+		t.Errorf("%d exchanges still in flight after every stream was cancelled", n)
 	}
 }

@@ -141,7 +141,7 @@ func user(x *filters.Exchange) string {
 // A streamed answer that started well is observed in Done instead, once
 // its time to first token is known.
 func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.Attempt) {
-	if f.health == nil || (streamed(x) && !a.Outcome.Failed()) {
+	if f.health == nil || (streamed(x) && !a.Outcome().Failed()) {
 		return
 	}
 	f.observe(x, a, 0)
@@ -150,17 +150,18 @@ func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.
 func streamed(x *filters.Exchange) bool { return x.Chat != nil && x.Chat.Stream }
 
 func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Duration) {
+	out := a.Outcome()
 	o := health.Observation{
 		Provider: a.Target.Provider().Name,
 		Model:    a.Target.Model.Name,
-		Status:   a.Outcome.Status,
-		Latency:  a.Outcome.Latency,
+		Status:   out.Status,
+		Latency:  out.Latency,
 		TTFT:     ttft,
-		Quota:    health.QuotaFromHeaders(a.Outcome.Header.Get),
+		Quota:    health.QuotaFromHeaders(out.Header.Get),
 		Key:      HashID(x.ID),
 	}
 	if o.Status == 0 {
-		switch a.Outcome.Cause {
+		switch out.Cause {
 		case filters.CauseTimeout:
 			o.Failure = health.Timeout
 		case filters.CauseExcused:
@@ -191,7 +192,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 		return nil
 	}
 	last := x.LastAttempt()
-	if last == nil || last.N < 2 || !last.Outcome.Failed() {
+	if last == nil || last.N < 2 || !last.Outcome().Failed() {
 		return nil
 	}
 	seen := map[int]*filters.Attempt{}
@@ -207,7 +208,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 			parts[n-1] = fmt.Sprintf("attempt %d %s/%s: no response (connect failure, reset or timeout)", n, m.Provider.Name, m.Name)
 			continue
 		}
-		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome))
+		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome()))
 	}
 	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
 		"every provider failed: %s", strings.Join(parts, "; "))
@@ -230,14 +231,14 @@ func describe(o filters.Outcome) string {
 // that served them.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	a := x.LastAttempt()
-	if f.health != nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && streamed(x) {
+	if f.health != nil && a != nil && a.Outcome().Done && !a.Outcome().Failed() && streamed(x) {
 		var ttft time.Duration
 		if from := a.Sent; !x.Sent.FirstToken.IsZero() && !from.IsZero() {
 			ttft = x.Sent.FirstToken.Sub(from)
 		}
 		f.observe(x, a, ttft)
 	}
-	if cause == nil && a != nil && a.Outcome.Done && !a.Outcome.Failed() && x.Chat != nil && f.sticky != nil {
+	if cause == nil && a != nil && a.Outcome().Done && !a.Outcome().Failed() && x.Chat != nil && f.sticky != nil {
 		f.sticky.Set(f.router.route.Name, user(x), a.Target.Model.Name, f.router.route.Routing.Stickiness)
 	}
 }

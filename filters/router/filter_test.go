@@ -78,7 +78,7 @@ func TestHealthObservations(t *testing.T) {
 				// ext_proc's own time before the request left is not the
 				// provider's.
 				a.Sent = start.Add(5 * time.Millisecond)
-				a.Outcome = o
+				a.Finish(o)
 				f.AttemptDone(context.Background(), x, a)
 				last = a
 			}

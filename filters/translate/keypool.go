@@ -149,14 +149,15 @@ func (f *Filter) AttemptDone(ctx context.Context, _ *filters.Exchange, a *filter
 		return
 	}
 	u := v.(keyUse)
-	if s := a.Outcome.Status; s != http.StatusUnauthorized && s != http.StatusTooManyRequests {
+	o := a.Outcome()
+	if o.Status != http.StatusUnauthorized && o.Status != http.StatusTooManyRequests {
 		return
 	}
-	d := retryAfter(a.Outcome.Header, u.pool.now())
+	d := retryAfter(o.Header, u.pool.now())
 	u.pool.rest(u.index, d)
 	f.log.LogAttrs(ctx, slog.LevelWarn, "provider key resting", slog.String("provider", u.pool.provider),
 		slog.String("key", strconv.Itoa(u.index+1)+" of "+strconv.Itoa(len(u.pool.keys))),
-		slog.Int("status", a.Outcome.Status), slog.Duration("for", d))
+		slog.Int("status", o.Status), slog.Duration("for", d))
 }
 
 // retryAfter reads how long a provider asked to wait: retry-after-ms, or

@@ -161,7 +161,7 @@ func TestKeyPool(t *testing.T) {
 				}
 				got = append(got, strings.TrimPrefix(a.Upstream.Header.Get("authorization"), "Bearer "))
 				want = append(want, s.wantKey)
-				a.Outcome = filters.Outcome{Done: true, Status: s.status, Header: s.header}
+				a.Finish(filters.Outcome{Done: true, Status: s.status, Header: s.header})
 				f.AttemptDone(context.Background(), x, a)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

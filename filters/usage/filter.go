@@ -142,13 +142,15 @@ func failures(x *filters.Exchange) []failure {
 	var out []failure
 	for n := 1; n <= last; n++ {
 		a := seen[n]
-		switch {
-		case a == nil:
+		if a == nil {
 			out = append(out, failure{n: n, target: x.Plan[min(n, len(x.Plan))-1], reason: noResponse})
-		case a.Outcome.Failed() && a.Outcome.Status == 0:
+			continue
+		}
+		switch o := a.Outcome(); {
+		case o.Failed() && o.Status == 0:
 			out = append(out, failure{n: n, target: a.Target, reason: noResponse})
-		case a.Outcome.Failed():
-			out = append(out, failure{n: n, target: a.Target, reason: strconv.Itoa(a.Outcome.Status)})
+		case o.Failed():
+			out = append(out, failure{n: n, target: a.Target, reason: strconv.Itoa(o.Status)})
 		}
 	}
 	return out

@@ -79,7 +79,7 @@ func exchange(t *testing.T, p *policy.Policy, body string) *filters.Exchange {
 // attempt records attempt n of x with the given outcome.
 func attempt(x *filters.Exchange, n, status int) {
 	a, _ := x.NewAttempt(n, t0)
-	a.Outcome = filters.Outcome{Done: true, Status: status}
+	a.Finish(filters.Outcome{Done: true, Status: status})
 }
 
 func TestRecordOf(t *testing.T) {
@@ -127,7 +127,7 @@ func TestRecordOf(t *testing.T) {
 			setup: func(x *filters.Exchange) {
 				attempt(x, 1, 429)
 				a, _ := x.NewAttempt(2, t0)
-				a.Outcome = filters.Outcome{Done: true, Failure: "reset"}
+				a.Finish(filters.Outcome{Done: true, Failure: "reset"})
 				x.Response = filters.Response{Status: 503}
 			},
 			want: func(r *ledger.Record) {
