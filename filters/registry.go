@@ -93,10 +93,11 @@ func (c *Collectors[M]) For(reg prometheus.Registerer, build func() (M, []promet
 	return m
 }
 
-// StickyStore remembers which model served an end user on a route.
+// StickyStore remembers which model served an end user of a tenant on a
+// route.
 type StickyStore interface {
-	Get(route, user string) (model string, ok bool)
-	Set(route, user, model string, cooldown time.Duration)
+	Get(route, tenant, user string) (model string, ok bool)
+	Set(route, tenant, user, model string, cooldown time.Duration)
 }
 
 // SecretSource resolves a secret reference to its value.

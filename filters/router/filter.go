@@ -238,9 +238,17 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 		}
 		f.observe(x, a, ttft)
 	}
-	if cause == nil && a != nil && a.Outcome().Done && !a.Outcome().Failed() && x.Chat != nil && f.sticky != nil {
-		f.sticky.Set(f.router.route.Name, user(x), a.Target.Model.Name, f.router.route.Routing.Stickiness)
+	// Only an answer the client got whole sticks: a refusal, a provider's
+	// 4xx or a stream cut short says nothing good about the model.
+	if cause == nil && a != nil && x.Chat != nil && f.sticky != nil && served(a.Outcome(), x) {
+		f.sticky.Set(f.router.route.Name, tenantName(x.Caller.Tenant), user(x), a.Target.Model.Name, f.router.route.Routing.Stickiness)
 	}
+}
+
+// served reports whether the attempt's provider answered with success and
+// the answer reached the client whole.
+func served(o filters.Outcome, x *filters.Exchange) bool {
+	return o.Done && o.Status >= 200 && o.Status < 300 && x.Response.Status < 300 && x.Sent.Complete && x.Sent.ErrorType == ""
 }
 
 // headerSafe keeps a reason within what an HTTP header may carry.

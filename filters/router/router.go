@@ -390,7 +390,7 @@ func (r *Router) prefer(q *Query, s *signals, chain []*policy.Model, d *Decision
 		}
 	}
 	if r.sticky != nil && q.User != "" && cfg.Stickiness > 0 {
-		if m, ok := r.sticky.Get(r.route.Name, q.User); ok {
+		if m, ok := r.sticky.Get(r.route.Name, tenantName(q.Tenant), q.User); ok {
 			if mm := r.pol.Model(m); mm != nil && slices.Contains(chain, mm) {
 				front(mm, "sticky for user")
 			}
@@ -460,4 +460,12 @@ func HashID(id string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(id))
 	return h.Sum64()
+}
+
+// tenantName is the tenant's name, "" on a route without auth.
+func tenantName(t *policy.Tenant) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
 }

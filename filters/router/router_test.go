@@ -193,7 +193,7 @@ func TestStickiness(t *testing.T) {
 	if d.Plan[0].Name != "llama" {
 		t.Fatalf("first choice %s", d.Plan[0].Name)
 	}
-	sticky.Set("chat", "u1", "mid", 5*time.Minute)
+	sticky.Set("chat", "", "u1", "mid", 5*time.Minute)
 	d, _ = r.Decide(q)
 	if d.Plan[0].Name != "mid" || !strings.Contains(d.Reason, "sticky") {
 		t.Errorf("sticky user got %s (%s), want mid", d.Plan[0].Name, d.Reason)
@@ -204,7 +204,7 @@ func TestStickiness(t *testing.T) {
 		t.Errorf("after the cooldown got %s, want the strategy's llama", d.Plan[0].Name)
 	}
 	// An unavailable sticky model does not hold the user.
-	sticky.Set("chat", "u1", "mid", 5*time.Minute)
+	sticky.Set("chat", "", "u1", "mid", 5*time.Minute)
 	r.health = fakeHealth{down: map[string]string{"an": "unavailable"}}
 	d, _ = r.Decide(q)
 	if d.Plan[0].Name == "mid" {

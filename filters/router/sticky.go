@@ -1,22 +1,37 @@
 package router
 
 import (
-	"sync"
+	"crypto/sha256"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/switchyard/switchyard/filters"
 )
 
-// Sticky remembers which model served an end user, per route, for a
-// cooldown, so a conversation does not change style mid-way. It is
-// process-local and bounded: stickiness is a preference, not state that
+// MaxStickyUser is the longest end-user identifier that sticks. The
+// identifier is client input of any size; a longer one gets no
+// stickiness rather than a costly key.
+const MaxStickyUser = 256
+
+// maxStickiness bounds how long any entry is kept, whatever a route's
+// cooldown says, so the store forgets idle users by itself.
+const maxStickiness = 24 * time.Hour
+
+// Sticky remembers which model served an end user of a tenant, per route,
+// for a cooldown, so a conversation does not change style mid-way. It is
+// process-local and bounded (a fixed number of users, evicted least
+// recently used, and expired): stickiness is a preference, not state that
 // must survive a replica (a user moved to another replica re-sticks).
+//
+// Keys are a hash of route, tenant and user, so one tenant cannot name
+// another's users and a long identifier costs no more than a short one.
 type Sticky struct {
-	mu    sync.Mutex
 	now   func() time.Time
-	max   int
-	items map[string]stickyEntry
+	items *expirable.LRU[stickyKey, stickyEntry]
 }
+
+type stickyKey [sha256.Size]byte
 
 type stickyEntry struct {
 	model string
@@ -25,42 +40,47 @@ type stickyEntry struct {
 
 // NewSticky returns a store holding at most max users.
 func NewSticky(max int, now func() time.Time) *Sticky {
-	return &Sticky{now: now, max: max, items: map[string]stickyEntry{}}
+	return &Sticky{now: now, items: expirable.NewLRU[stickyKey, stickyEntry](max, nil, maxStickiness)}
 }
 
-// Get returns the model user was served by on route, if within cooldown.
-func (s *Sticky) Get(route, user string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.items[route+"\x00"+user]
+func key(route, tenant, user string) (stickyKey, bool) {
+	if user == "" || len(user) > MaxStickyUser {
+		return stickyKey{}, false
+	}
+	h := sha256.New()
+	for _, s := range [...]string{route, tenant, user} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	var k stickyKey
+	h.Sum(k[:0])
+	return k, true
+}
+
+// Get returns the model user of tenant was served by on route, if within
+// cooldown.
+func (s *Sticky) Get(route, tenant, user string) (string, bool) {
+	k, ok := key(route, tenant, user)
+	if !ok {
+		return "", false
+	}
+	e, ok := s.items.Get(k)
 	if !ok || s.now().After(e.until) {
 		return "", false
 	}
 	return e.model, true
 }
 
-// Set records that model served user on route, for cooldown.
-func (s *Sticky) Set(route, user, model string, cooldown time.Duration) {
-	if cooldown <= 0 || user == "" {
+// Set records that model served user of tenant on route, for cooldown.
+func (s *Sticky) Set(route, tenant, user, model string, cooldown time.Duration) {
+	k, ok := key(route, tenant, user)
+	if cooldown <= 0 || !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if len(s.items) >= s.max {
-		for k, e := range s.items {
-			if now.After(e.until) {
-				delete(s.items, k)
-			}
-		}
-		if len(s.items) >= s.max {
-			for k := range s.items { // still full: forget an arbitrary user
-				delete(s.items, k)
-				break
-			}
-		}
-	}
-	s.items[route+"\x00"+user] = stickyEntry{model: model, until: now.Add(cooldown)}
+	s.items.Add(k, stickyEntry{model: model, until: s.now().Add(min(cooldown, maxStickiness))})
 }
+
+// Len is the number of users remembered.
+func (s *Sticky) Len() int { return s.items.Len() }
 
 var _ filters.StickyStore = (*Sticky)(nil)

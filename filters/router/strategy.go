@@ -68,7 +68,7 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 	w := r.weights(q)
 	var prev string
 	if r.sticky != nil && q.User != "" {
-		prev, _ = r.sticky.Get(r.route.Name, q.User)
+		prev, _ = r.sticky.Get(r.route.Name, tenantName(q.Tenant), q.User)
 	}
 	out := make([]Scored, len(pool))
 	for i, m := range pool {
