@@ -32,6 +32,7 @@ func runConformance(t *testing.T, newBackend backend) {
 		{"token bucket steps", testBucketSteps},
 		{"window counters", testWindows},
 		{"reserve commit release", testReserveCommitRelease},
+		{"amounts past float precision", testLargeAmounts},
 		{"multi-line all or nothing", testAllOrNothing},
 		{"reservation ttl expiry", testExpiry},
 		{"sweep", testSweep},
@@ -317,6 +318,30 @@ func testReserveCommitRelease(t *testing.T, newReplica func(Clock) Store) {
 		}
 		wantView(t, a, line, budgetView{2_100_000, 1, 2_899_999})
 	})
+}
+
+// testLargeAmounts: amounts are integer micro-USD up to 2^53; the
+// counters must move by exactly the amount at the top of that range too.
+func testLargeAmounts(t *testing.T, newReplica func(Clock) Store) {
+	ctx := context.Background()
+	clock := newFakeClock(t0)
+	s := newReplica(clock)
+	const amount = 1<<51 + 1
+	line := BudgetLine{Scope: acme, Period: Monthly, Limit: maxExact}
+	for _, id := range []string{"big1", "big2"} {
+		if err := s.Reserve(ctx, rid(id), []BudgetLine{line}, amount, budgetTTL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, s, false, "big1", 0, OutcomeReleased, nil)
+	wantView(t, s, line, budgetView{0, amount, line.Limit - amount})
+	settle(t, s, true, "big2", amount+1, OutcomeCommitted, nil)
+	wantView(t, s, line, budgetView{amount + 1, 0, line.Limit - amount - 1})
+	if err := s.Reserve(ctx, rid("big3"), []BudgetLine{line}, amount, budgetTTL); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * budgetTTL) // the reservation expires and gives its amount back
+	wantView(t, s, line, budgetView{amount + 1, 0, line.Limit - amount - 1})
 }
 
 func testAllOrNothing(t *testing.T, newReplica func(Clock) Store) {

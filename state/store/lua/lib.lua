@@ -6,6 +6,25 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- integer checks that an amount handed to INCRBY or HINCRBY is a decimal
+-- integer string before anything is written: a script stopped halfway by
+-- Redis's own refusal would leave counters half updated.
+local function integer(s)
+  if type(s) ~= 'string' or #s > 19 or not string.match(s, '^%-?%d+$') then
+    error('switchyard: not an integer amount: ' .. tostring(s))
+  end
+  return s
+end
+
+-- negated is the integer string s with its sign flipped, exactly: the
+-- number -tonumber(s) would print as 1.2345678901234e+14 past 14 digits.
+local function negated(s)
+  if string.sub(s, 1, 1) == '-' then
+    return string.sub(s, 2)
+  end
+  return '-' .. s
+end
+
 -- now_us is the pinned time in ARGV (tests) or the server's clock, so that
 -- replicas with skewed clocks agree.
 local function now_us(pinned)
@@ -65,7 +84,7 @@ local function expire_due(zkey, res_prefix, now, retention_ms)
     local r = redis.call('HMGET', rk, 'st', 'amt', 'keys')
     if r[1] == 'a' then
       for bk in string.gmatch(r[3], '%S+') do
-        redis.call('HINCRBY', bk, 'rsv', -tonumber(r[2]))
+        redis.call('HINCRBY', bk, 'rsv', negated(integer(r[2])))
       end
       redis.call('HSET', rk, 'st', 'x')
       redis.call('PEXPIRE', rk, retention_ms)
@@ -111,6 +130,7 @@ local function read_windows(base, now_ms, args, j, n)
   for i = 1, n do
     local k = j + (i - 1) * 4
     local size = tonumber(args[k + 2])
+    integer(args[k + 3])
     starts[i] = now_ms - now_ms % size
     keys[i] = base .. args[k] .. ':' .. int(starts[i])
     used[i] = tonumber(redis.call('GET', keys[i])) or 0
@@ -134,6 +154,7 @@ end
 -- adjust_window adds delta to a counter whose window (ending at end_ms) has
 -- not ended. Returns 1 if applied, 0 if the window is over or gone.
 local function adjust_window(key, now_ms, end_ms, delta)
+  integer(delta)
   if now_ms >= end_ms or redis.call('EXISTS', key) == 0 then
     return 0
   end
@@ -148,6 +169,7 @@ end
 -- first refusing line, what remained on it, and per line spent, reserved
 -- (after the reservation) and the current hour's spend.
 local function reserve_lines(zkey, rkey, base, request, now, amount_arg, ttl_us, args, j, n)
+  integer(amount_arg)
   if redis.call('EXISTS', rkey) == 1 then
     return -1, 0, 0, {}, {}, {}
   end
@@ -182,6 +204,7 @@ end
 -- settle_reservation commits (actual >= 0) or releases (actual = -1) a
 -- reservation, once. Returns an Outcome code, or 0 for an unknown id.
 local function settle_reservation(zkey, rkey, request, actual_arg, retention_ms)
+  integer(actual_arg)
   local r = redis.call('HMGET', rkey, 'st', 'amt', 'keys', 'hr')
   local st = r[1]
   local actual = tonumber(actual_arg)
@@ -198,7 +221,7 @@ local function settle_reservation(zkey, rkey, request, actual_arg, retention_ms)
   local hour = string.format('h%02d', tonumber(r[4]))
   for bk in string.gmatch(r[3], '%S+') do
     if st == 'a' then
-      redis.call('HINCRBY', bk, 'rsv', -tonumber(r[2]))
+      redis.call('HINCRBY', bk, 'rsv', negated(integer(r[2])))
     end
     if commit then
       redis.call('HINCRBY', bk, 'spent', actual_arg)
