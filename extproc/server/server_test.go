@@ -376,7 +376,7 @@ func TestCancelledAttemptsDoNotRace(t *testing.T) {
 		send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
 			Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
 		}}})
-		actx, acancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), server.PhaseHeader, "upstream"))
+		actx, acancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), contract.PhaseHeader, "upstream"))
 		up, err := extprocv3.NewExternalProcessorClient(h.conn).Process(actx)
 		if err != nil {
 			t.Fatal(err)
