@@ -16,7 +16,7 @@ export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 
 .PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench bench-routing \
-        fmt lint fuzz golden check-config precommit clean
+        fmt lint fuzz golden check-config precommit clean chaos
 
 all: build
 
@@ -70,6 +70,10 @@ test-unit: redis postgres
 
 test-e2e: deps build
 	$(GO) test -count=1 -timeout 30m ./e2e/...
+
+## chaos: the fault cases of docs/RELIABILITY.md on real processes (also part of test-e2e)
+chaos: deps build
+	$(GO) test -count=1 -timeout 10m -v -run 'TestChaos|TestFloodBlamesNoProvider' ./e2e
 
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
 bench: deps build

@@ -464,3 +464,46 @@ func (s *Stack) PID(name string) int {
 	}
 	return 0
 }
+
+// Restart starts a process that was stopped (killed) again with the same
+// command line, environment and log file, as a supervisor would.
+func (s *Stack) Restart(name string) error {
+	s.mu.Lock()
+	var old *proc
+	for _, p := range s.procs {
+		if p.name == name {
+			old = p
+		}
+	}
+	s.mu.Unlock()
+	if old == nil {
+		return fmt.Errorf("no process %s", name)
+	}
+	select {
+	case <-old.done:
+	default:
+		return fmt.Errorf("%s is still running", name)
+	}
+	f, err := os.OpenFile(old.log, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(old.cmd.Path, old.cmd.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Dir, cmd.Env = old.cmd.Dir, old.cmd.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("restarting %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, log: old.log, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	s.mu.Lock()
+	for i, q := range s.procs {
+		if q == old {
+			s.procs[i] = p
+		}
+	}
+	s.mu.Unlock()
+	return nil
+}
