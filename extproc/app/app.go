@@ -11,14 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
@@ -45,6 +43,7 @@ type config struct {
 	configDir string
 	listen    string
 	metrics   string
+	pprof     bool
 	logLevel  string
 	poll      time.Duration
 	redis     string
@@ -58,7 +57,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.configDir, "config", "configs/local", "policy directory")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:18001", "gRPC address Envoy calls: host:port or unix:/path")
-	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18002", "address of /metrics and /healthz (empty: off)")
+	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18002", "address of /metrics, /healthz (liveness) and /readyz (readiness: Redis and the ledger); empty: off")
+	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go profiles (/debug/pprof/) on the metrics address")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
 	fs.StringVar(&c.redis, "redis", "", "Redis address (host:port) shared by replicas; empty: embedded in-memory store for a single node")
@@ -86,9 +86,12 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 	storeMetrics := store.NewMetrics()
 	reg.MustRegister(storeMetrics)
-	var st store.Store
+	var (
+		st store.Store
+		rc *redis.Client
+	)
 	if c.redis != "" {
-		rc := redis.NewClient(redisOptions(c.redis))
+		rc = redis.NewClient(redisOptions(c.redis))
 		defer rc.Close()
 		trips := newRoundTrips()
 		reg.MustRegister(trips.total)
@@ -184,14 +187,11 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 
 	var hs *http.Server
 	if c.metrics != "" {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		// Profiles for operators; the metrics address is loopback by default.
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-			_, _ = io.WriteString(w, current.Load().Policy.Version)
-		})
+		checks := []check{{name: "ledger", ping: ledgerDB.Ping}}
+		if rc != nil {
+			checks = append(checks, check{name: "redis", ping: func(ctx context.Context) error { return rc.Ping(ctx).Err() }})
+		}
+		mux := opsMux(reg, func() string { return current.Load().Policy.Version }, checks, c.pprof)
 		hs = &http.Server{Addr: c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
