@@ -19,6 +19,7 @@ type compose struct {
 		Build       string   `yaml:"build"`
 		Command     []string `yaml:"command"`
 		Ports       []string `yaml:"ports"`
+		Environment []string `yaml:"environment"`
 		Volumes     []string `yaml:"volumes"`
 		NetworkMode string   `yaml:"network_mode"`
 	} `yaml:"services"`
@@ -73,8 +74,20 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 	if p.Gateway.ListenPort != LocalPorts.Gateway || !contains(envoy.Ports, published) {
 		t.Errorf("gateway port: policy %d, make run %d, compose %v", p.Gateway.ListenPort, LocalPorts.Gateway, envoy.Ports)
 	}
-	if !contains(envoy.Ports, "9901:9901") || LocalPorts.EnvoyAdmin != 9901 {
+	if !contains(envoy.Ports, "127.0.0.1:9901:9901") || LocalPorts.EnvoyAdmin != 9901 {
 		t.Errorf("envoy admin port differs: compose %v, make run %d", envoy.Ports, LocalPorts.EnvoyAdmin)
+	}
+	// Only the API faces the network: admin, Prometheus and Grafana are
+	// published on loopback, and Grafana wants a login.
+	for _, port := range envoy.Ports {
+		if port != published && !strings.HasPrefix(port, "127.0.0.1:") {
+			t.Errorf("port %q is published on every interface", port)
+		}
+	}
+	for _, e := range c.Services["grafana"].Environment {
+		if strings.EqualFold(e, "GF_AUTH_ANONYMOUS_ENABLED=true") {
+			t.Errorf("grafana allows anonymous access: %s", e)
+		}
 	}
 	args := func(svc string) string { return strings.Join(c.Services[svc].Command, " ") }
 	for svc, want := range map[string][]string{
