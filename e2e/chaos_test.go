@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
 // load sends chat requests from a few workers until stop is closed, each
@@ -144,4 +148,63 @@ func TestChaosXDSDown(t *testing.T) {
 			t.Fatalf("request %d with xds back: served by %q (%v)", i, m, err)
 		}
 	}
+}
+
+// TestChaosProviderAnswersBadly: a provider that answers 200 with a body
+// that is not a chat completion (truncated JSON, an error object, HTML
+// under the wrong content type). Whatever the gateway does (fail over or
+// refuse), the client gets a chat completion or an OpenAI error envelope,
+// never the provider's garbage; with the fault cleared it is served again.
+func TestChaosProviderAnswersBadly(t *testing.T) {
+	s := startStack(t, defaultOptions())
+	tests := []struct {
+		name  string
+		fault providersim.Fault
+	}{
+		{"truncated JSON", providersim.Fault{Mode: providersim.FaultMalformed, Body: `{"id":"c","object":"chat.completion","choices":[{"index":0,"mess`}},
+		{"200 with an error body", providersim.Fault{Mode: providersim.FaultStatus, Status: 200, Body: `{"error":{"message":"overloaded","type":"server_error"}}`}},
+		{"wrong content type", providersim.Fault{Mode: providersim.FaultStatus, Status: 200, Body: "<html>busy</html>", Headers: map[string]string{"content-type": "text/html"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.Sim.SetFault("openai", tt.fault); err != nil {
+				t.Fatal(err)
+			}
+			status, body := rawChat(t, s.URL, "gpt-4o-mini")
+			_ = s.Sim.ClearFault("openai")
+			var got struct {
+				Choices []json.RawMessage `json:"choices"`
+				Error   *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatalf("status %d, body not JSON: %q", status, body)
+			}
+			switch {
+			case status == http.StatusOK && len(got.Choices) > 0:
+			case status >= 400 && got.Error != nil && got.Error.Message != "":
+			default:
+				t.Errorf("status %d with %s: neither a completion nor an OpenAI error", status, body)
+			}
+			t.Logf("client saw %d %s", status, truncate(string(body), 160))
+			if m, err := served(t, s, "gpt-4o-mini", ""); err != nil || m != "gpt-4o-mini" {
+				t.Errorf("after the fault: served by %q (%v)", m, err)
+			}
+		})
+	}
+}
+
+func rawChat(t *testing.T, url, model string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+demoKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
 }
