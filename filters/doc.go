@@ -12,6 +12,12 @@
 //
 // A hook refuses a request by returning an [*openai.Error] (see [Reject]);
 // the chain stops and the server answers with the OpenAI error envelope.
+// Filters hand each other data only through the Exchange's shared fields
+// (Caller, Pressure, Plan, Routing, Sent, Usage), and each declares, per
+// phase, which it provides and which it needs ([Declarer]); [Build] checks
+// that every need is met by an earlier step of the chain, so an order or a
+// route that breaks the flow fails at load.
+//
 // Done hooks run exactly once per exchange, for every filter, whatever
 // happened, so quota can give back a reservation and usage can record a
 // refused request.

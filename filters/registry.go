@@ -150,7 +150,12 @@ func Build(deps Deps) (map[string]*Chain, error) {
 			}
 			fs = append(fs, f)
 		}
-		chains[r.Name] = NewChain(fs)
+		c := NewChain(fs)
+		if err := checkFlow(c.filters); err != nil {
+			probs = append(probs, fmt.Errorf("route %s: %w", r.Name, err))
+			continue
+		}
+		chains[r.Name] = c
 	}
 	if len(probs) > 0 {
 		return nil, errors.Join(probs...)

@@ -59,6 +59,10 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "admin" }
 
+// Uses implements [filters.Declarer]: the admin API works on its own key
+// and shares nothing through the Exchange.
+func (*Filter) Uses() []filters.Use { return nil }
+
 // RequestHeaders implements [filters.RequestHeadersHook]: the admin key is
 // checked before the body is even read.
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {

@@ -55,6 +55,11 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "auth" }
 
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{filters.Provides(filters.PhaseRequestHeaders, filters.FieldCaller)}
+}
+
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")

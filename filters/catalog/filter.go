@@ -31,6 +31,11 @@ func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "catalog" }
 
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller)}
+}
+
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodGet {

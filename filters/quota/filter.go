@@ -53,6 +53,22 @@ func newFilter(cfg Config, deps filters.Deps, now func() time.Time) *Filter {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "quota" }
 
+// Uses implements [filters.Declarer]. The governor's verdict flows
+// forward from quota's request headers to the router's body hook; the
+// router's plan comes back to quota's body hook, which may cut it to fit
+// the budget and the providers' limits.
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{
+		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
+		filters.Provides(filters.PhaseRequestHeaders, filters.FieldPressure),
+		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
+		filters.Needs(filters.PhaseRequestBody, filters.FieldPlan),
+		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
+		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
+		filters.Reads(filters.PhaseDone, filters.FieldUsage),
+	}
+}
+
 // RequestHeaders implements [filters.RequestHeadersHook]: the cost governor
 // sets the pressure the router's body hook reads.
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {

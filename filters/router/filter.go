@@ -56,6 +56,19 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "router" }
 
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{
+		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
+		filters.Reads(filters.PhaseRequestBody, filters.FieldPressure),
+		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
+		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
+		filters.Needs(filters.PhaseResponseHeaders, filters.FieldRouting),
+		filters.Needs(filters.PhaseResponseBody, filters.FieldPlan),
+		filters.Reads(filters.PhaseDone, filters.FieldSent),
+	}
+}
+
 // RequestBody implements [filters.RequestBodyHook].
 func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	if x.Embeddings != nil {

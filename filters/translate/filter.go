@@ -54,6 +54,17 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "translate" }
 
+// Uses implements [filters.Declarer]: translate keeps what the client was
+// sent and, at the end, prices the answer from it and the provider's count.
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{
+		filters.Needs(filters.PhaseAttempt, filters.FieldPlan),
+		filters.Provides(filters.PhaseResponseBody, filters.FieldSent),
+		filters.Needs(filters.PhaseDone, filters.FieldSent),
+		filters.Provides(filters.PhaseDone, filters.FieldUsage),
+	}
+}
+
 // Attempt implements [filters.AttemptHook]. A refused attempt is never
 // sent, so no AttemptDone comes for it: the key it picked is let go here.
 func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Attempt) error {

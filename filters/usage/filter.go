@@ -45,6 +45,17 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "usage" }
 
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{
+		filters.Needs(filters.PhaseDone, filters.FieldCaller),
+		filters.Needs(filters.PhaseDone, filters.FieldPlan),
+		filters.Needs(filters.PhaseDone, filters.FieldRouting),
+		filters.Needs(filters.PhaseDone, filters.FieldSent),
+		filters.Needs(filters.PhaseDone, filters.FieldUsage),
+	}
+}
+
 // Done implements [filters.DoneHook].
 func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
 	r := RecordOf(x, cause, f.now())

@@ -40,6 +40,11 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "usage_report" }
 
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller)}
+}
+
 // RequestHeaders implements [filters.RequestHeadersHook]: the caller's
 // tenant is the report's, whatever the query says.
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
