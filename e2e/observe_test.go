@@ -138,8 +138,8 @@ func TestAccessLogCarriesUsage(t *testing.T) {
 func TestLogLinesCarryTheRequestID(t *testing.T) {
 	t.Parallel()
 	s := shared
-	code, id, _ := post(t, s, "sk-not-a-key", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
-	if code != 401 || id == "" {
+	code, id, _ := post(t, s, demoKey, `{"model":"gpt-9-ultra","messages":[{"role":"user","content":"hi"}]}`)
+	if code != 404 || id == "" {
 		t.Fatalf("status %d, request ID %q", code, id)
 	}
 	var lines []map[string]any

@@ -58,6 +58,16 @@ func (*Filter) Uses() []filters.Use {
 
 // Done implements [filters.DoneHook].
 func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
+	// A refusal before any caller is known belongs to nobody: as ledger
+	// rows and audit lines, anyone with the address could fill both.
+	if x.Caller.Tenant == nil && x.Response.Status == http.StatusUnauthorized {
+		route := ""
+		if x.Route != nil {
+			route = x.Route.Name
+		}
+		f.metrics.anonymous.WithLabelValues(route).Inc()
+		return
+	}
 	r := RecordOf(x, cause, f.now())
 	if f.ledger != nil {
 		f.ledger.Write(r)

@@ -207,6 +207,46 @@ func TestDecision(t *testing.T) {
 	}
 }
 
+// TestUnauthenticatedIsOnlyCounted: a 401 with no caller writes no ledger
+// row, no audit line and no usage log line; it is counted by route.
+func TestUnauthenticatedIsOnlyCounted(t *testing.T) {
+	p := testPolicyCompiled(t)
+	ctx := context.Background()
+	db, err := ledger.OpenSQLite(ctx, filepath.Join(t.TempDir(), "usage.db"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	w := ledger.NewWriter(db, ledger.WriterOptions{})
+	reg := prometheus.NewRegistry()
+	var trail, logs bytes.Buffer
+	fl, err := New(policy.FilterRef{Name: "usage"}, filters.Deps{
+		Policy: p, Metrics: reg, Ledger: w, Audit: audit.New(&trail, "extproc"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fl.(*Filter)
+	for range 3 {
+		x := &filters.Exchange{ID: "anon", Started: t0, Policy: p, Route: p.Routes[0], Response: filters.Response{Status: http.StatusUnauthorized}}
+		f.Done(ctx, x, openai.Errorf(http.StatusUnauthorized, openai.TypeAuthentication, "invalid_api_key", "bad key"))
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for r, err := range db.Records(ctx, ledger.Filter{}) {
+		t.Errorf("ledger row %+v (err %v), want none", r, err)
+	}
+	if trail.Len() != 0 || logs.Len() != 0 {
+		t.Errorf("audit %q, log %q; want neither", trail.String(), logs.String())
+	}
+	var m dto.Metric
+	if err := f.metrics.anonymous.WithLabelValues(p.Routes[0].Name).Write(&m); err != nil || m.GetCounter().GetValue() != 3 {
+		t.Errorf("unauthenticated count %v (%v), want 3", m.GetCounter().GetValue(), err)
+	}
+}
+
 // TestDone sends one request through Done and finds it in the ledger, the
 // metrics, the audit trail and the log.
 func TestDone(t *testing.T) {

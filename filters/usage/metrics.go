@@ -35,6 +35,7 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	split     *prometheus.CounterVec
 	estimated *prometheus.CounterVec
+	anonymous *prometheus.CounterVec
 
 	tokenUsage *prometheus.HistogramVec
 	duration   *prometheus.HistogramVec
@@ -70,6 +71,9 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 		estimated: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_estimated_total", Help: "Requests billed from the gateway's token estimate because the provider's count never arrived, by tenant and model.",
 		}, []string{"tenant", "model"}),
+		anonymous: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_unauthenticated_total", Help: "Requests refused with 401 before any caller was known, by route: counted here, not recorded in the ledger or the audit trail.",
+		}, []string{"route"}),
 		tokenUsage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_token_usage", Help: "Number of input and output tokens used per request (OpenTelemetry gen_ai.client.token.usage).",
 			Buckets: tokenBuckets,
@@ -83,7 +87,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Buckets: ttftBuckets,
 		}, genAILabels),
 	}
-	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.tokenUsage, m.duration, m.firstToken}
+	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.anonymous, m.tokenUsage, m.duration, m.firstToken}
 }
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
