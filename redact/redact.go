@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"context"
 	"regexp"
 	"strings"
 )
@@ -12,6 +13,20 @@ const (
 	SensitivePhone    = "phone"
 	SensitiveNationID = "national_id"
 	SensitiveSecret   = "secret"
+	// SensitiveUnscanned is text too long to scan: taken as sensitive,
+	// as the detector errs on the side of finding.
+	SensitiveUnscanned = "unscanned"
+)
+
+// MaxScanBytes bounds the text Scan reads: the patterns cost about a
+// second of CPU per 2 MiB, and the text is the client's.
+const MaxScanBytes = 256 << 10
+
+// Scan reads text in windows, overlapping by more than any pattern's
+// match, and stops when ctx ends (the client or Envoy gave up).
+const (
+	scanWindow  = 32 << 10
+	scanOverlap = 256
 )
 
 var (
@@ -44,6 +59,24 @@ func Detect(text string) string {
 		return SensitivePhone
 	}
 	return ""
+}
+
+// Scan is Detect for a client's text: longer than MaxScanBytes it is
+// SensitiveUnscanned without being read, and the work stops with ctx's
+// error once ctx ends.
+func Scan(ctx context.Context, text string) (string, error) {
+	if len(text) > MaxScanBytes {
+		return SensitiveUnscanned, nil
+	}
+	for start := 0; start < len(text); start += scanWindow {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if kind := Detect(text[start:min(len(text), start+scanWindow+scanOverlap)]); kind != "" {
+			return kind, nil
+		}
+	}
+	return "", nil
 }
 
 // Mask replaces each piece of sensitive data Detect would find

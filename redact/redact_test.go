@@ -1,6 +1,11 @@
 package redact
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
 
 func TestDetect(t *testing.T) {
 	t.Parallel()
@@ -32,5 +37,27 @@ func TestDetect(t *testing.T) {
 				t.Errorf("Detect(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestScanIsBounded: text beyond MaxScanBytes is taken as sensitive
+// without being read; a scan whose context has ended stops with its error;
+// a match across a window boundary is found.
+func TestScanIsBounded(t *testing.T) {
+	long := strings.Repeat("lorem ipsum ", MaxScanBytes/12+1)
+	if kind, err := Scan(context.Background(), long); kind != SensitiveUnscanned || err != nil {
+		t.Errorf("text of %d bytes: %q, %v; want %q unread", len(long), kind, err, SensitiveUnscanned)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Scan(ctx, strings.Repeat("a", 100<<10)); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled scan: %v, want context.Canceled", err)
+	}
+	across := strings.Repeat("x ", scanWindow/2-8) + " joanna@example.net" // crosses scanWindow
+	if kind, err := Scan(context.Background(), across); kind != SensitiveEmail || err != nil {
+		t.Errorf("email across a window boundary: %q, %v", kind, err)
+	}
+	if kind, _ := Scan(context.Background(), strings.Repeat("x ", MaxScanBytes/2-1)); kind != "" {
+		t.Errorf("clean text at the bound: %q", kind)
 	}
 }

@@ -78,6 +78,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		return nil
 	}
 	q := &Query{
+		Ctx:      ctx,
 		Chat:     x.Chat,
 		Header:   x.Header.Get,
 		Tenant:   x.Caller.Tenant,

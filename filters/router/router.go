@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"net/http"
@@ -36,6 +37,9 @@ const (
 
 // Query is one routing question.
 type Query struct {
+	// Ctx ends when the request is given up, which stops the scan for
+	// sensitive data; nil means never.
+	Ctx      context.Context
 	Chat     *openai.ChatRequest
 	Header   func(string) string
 	Tenant   *policy.Tenant
@@ -145,7 +149,12 @@ func (s *signals) complexity() (float64, complexity.Level) {
 
 func (s *signals) isSensitive() bool {
 	if s.sensitive == nil {
-		kind := redact.Detect(s.allText())
+		ctx := s.q.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		// A scan cut short finds nothing: the request is gone anyway.
+		kind, _ := redact.Scan(ctx, s.allText())
 		s.sensitive = &kind
 	}
 	return *s.sensitive != ""
