@@ -348,12 +348,11 @@ func (p *Policy) Route(path string) *Route {
 	return nil
 }
 
-// Allows reports whether the key may use model m.
+// Allows reports whether the key may use model m: both the key's list and
+// its tenant's must allow it, so a key issued at run time with a list of
+// its own cannot reach past its tenant's.
 func (k *Key) Allows(m string) bool {
-	if k.Models != nil {
-		return k.Models[m]
-	}
-	return k.Tenant.Models == nil || k.Tenant.Models[m]
+	return (k.Models == nil || k.Models[m]) && (k.Tenant.Models == nil || k.Tenant.Models[m])
 }
 
 // Authority is the provider's host, with the port when it is not the

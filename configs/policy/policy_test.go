@@ -202,3 +202,26 @@ func TestPlainHTTPProviders(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyAllowsWithinItsTenant: a key's model list narrows its tenant's and
+// never widens it.
+func TestKeyAllowsWithinItsTenant(t *testing.T) {
+	t.Parallel()
+	tenant := &policy.Tenant{Name: "t", Models: map[string]bool{"a": true}}
+	tests := []struct {
+		key   *policy.Key
+		model string
+		want  bool
+	}{
+		{&policy.Key{Tenant: tenant, Models: map[string]bool{"a": true, "b": true}}, "b", false},
+		{&policy.Key{Tenant: tenant, Models: map[string]bool{"a": true, "b": true}}, "a", true},
+		{&policy.Key{Tenant: tenant}, "a", true},
+		{&policy.Key{Tenant: &policy.Tenant{Name: "open"}, Models: map[string]bool{"b": true}}, "b", true},
+		{&policy.Key{Tenant: &policy.Tenant{Name: "open"}, Models: map[string]bool{"b": true}}, "a", false},
+	}
+	for _, tt := range tests {
+		if got := tt.key.Allows(tt.model); got != tt.want {
+			t.Errorf("key %v of tenant %v: Allows(%q) = %v, want %v", tt.key.Models, tt.key.Tenant.Models, tt.model, got, tt.want)
+		}
+	}
+}
