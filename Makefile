@@ -55,10 +55,12 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./xds ./extproc ./e2e/providersim/cmd/providersim ./cmd/devstack
 
-## run: start the whole gateway locally until Ctrl-C (Redis is used when installed)
+## run: start the whole gateway locally until Ctrl-C (Redis is used when installed);
+##      CONFIG=configs/examples/real-providers serves the real APIs (keys from the environment)
+CONFIG ?= configs/local
 run: envoy build
 	@command -v redis-server >/dev/null || $(MAKE) --no-print-directory redis || echo "redis-server unavailable: using the embedded store"
-	$(BIN)/devstack -config configs/local
+	$(BIN)/devstack -config $(CONFIG)
 
 ## test: unit tests with -race, then the end-to-end suite
 test: test-unit test-e2e
@@ -84,7 +86,7 @@ bench-routing:
 	$(GO) run ./bench/routing -write docs/BENCHMARKS.md
 
 check-config:
-	$(GO) run ./xds check -config $(or $(CONFIG),configs/local)
+	$(GO) run ./xds check -config $(CONFIG)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -1,8 +1,11 @@
-// Command devstack is `make run`: it starts the provider simulators, Redis
-// (when installed; otherwise ext_proc uses its embedded store), the control
-// plane, ext_proc and Envoy on the fixed local ports of configs/local, and
-// serves the OpenAI API at http://127.0.0.1:8080/v1 until Ctrl-C, which
-// stops every process it started.
+// Command devstack is `make run`: it starts Redis (when installed;
+// otherwise ext_proc uses its embedded store), the control plane, ext_proc
+// and Envoy on the fixed local ports of configs/local, and a simulator for
+// each provider the policy marks simulated (configs/local: all of them;
+// configs/examples/real-providers: none, so the real APIs serve, with keys
+// from the environment). It serves the OpenAI API at
+// http://127.0.0.1:8080/v1 until Ctrl-C, which stops every process it
+// started.
 package main
 
 import (
@@ -11,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/switchyard/switchyard/e2e/harness"
@@ -29,7 +33,7 @@ func main() {
 }
 
 func run(ctx context.Context, policyDir string, quiet bool) error {
-	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Dir: ".run"}
+	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy, Dir: ".run"}
 	if !quiet {
 		o.Out = os.Stdout
 	}
@@ -45,17 +49,26 @@ func run(ctx context.Context, policyDir string, quiet bool) error {
 	if s.RedisAddr != "" {
 		store = "redis at " + s.RedisAddr
 	}
+	key := "sk-local-demo"
+	if s.Sim == nil {
+		key = "$YOUR_KEY" // one whose sha256 is in the policy's tenants
+	}
 	fmt.Printf(`
 Switchyard is serving the OpenAI API at %s/v1  (store: %s)
 
-  curl %s/v1/chat/completions -H 'Authorization: Bearer sk-local-demo' \
+  curl %s/v1/chat/completions -H "Authorization: Bearer %s" \
     -H 'Content-Type: application/json' \
     -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
 
 The policy being served is %s: edit it and the gateway reloads it.
-Simulator control API: %s   Logs: %s/*.log   Ctrl-C stops everything.
-sk-local-demo and sk-local-admin are for local use only.
-`, s.URL, store, s.URL, s.PolicyDir, s.Sim.ControlURL(), s.Dir)
+Logs: %s/*.log   Ctrl-C stops everything.
+`, s.URL, store, s.URL, key, s.PolicyDir, s.Dir)
+	if s.Sim != nil {
+		fmt.Printf("Simulated providers: %s (control API %s).\nsk-local-demo and sk-local-admin are for local use only.\n",
+			strings.Join(s.Sim.Names(), ", "), s.Sim.ControlURL())
+	} else {
+		fmt.Println("No simulators: every provider is the real one at its base_url (use a key of your policy's tenants).")
+	}
 	<-ctx.Done()
 	fmt.Println("\nstopping...")
 	return nil

@@ -257,7 +257,7 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 		c.at(s.src, d, "kind", "must be one of openai, azure_openai, openai_compatible, anthropic, gemini; got %q", s.Kind)
 		ok = false
 	}
-	p := &Provider{Name: s.Name, Kind: kind, APIVersion: s.APIVersion, Cluster: "provider_" + s.Name}
+	p := &Provider{Name: s.Name, Kind: kind, APIVersion: s.APIVersion, Cluster: "provider_" + s.Name, Simulated: s.Simulated}
 	u, err := url.Parse(s.BaseURL)
 	switch {
 	case s.BaseURL == "":

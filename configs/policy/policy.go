@@ -157,7 +157,9 @@ type Provider struct {
 	BasePath string
 	TLS      bool
 	// Keys lists where the provider's keys come from; ext_proc resolves them.
-	Keys       []SecretRef
+	Keys []SecretRef
+	// Simulated: served by a simulator `make run` starts at base_url.
+	Simulated  bool
 	APIVersion string
 	Dialect    string
 	// RequestsPerMinute and TokensPerMinute are the provider's own limits;

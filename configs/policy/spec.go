@@ -100,6 +100,10 @@ type ProviderSpec struct {
 	// Limits are the provider's own rate limits, so the gateway routes
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
+	// Simulated marks a provider served by the simulator that `make run`
+	// starts at base_url (e2e/providersim); `make run` reaches any other
+	// provider at its real base URL.
+	Simulated bool `yaml:"simulated"`
 }
 
 // ProviderLimitsSpec is a provider's rate limits.

@@ -103,10 +103,12 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 			t.Errorf("%s does not mount configs/local", svc)
 		}
 	}
+	// make run starts a simulator at each simulated provider's base_url;
+	// compose must start the same ones.
 	for _, pr := range p.Providers {
-		want := pr.Name + "=" + string(pr.Kind) + "@" + addr(LocalPorts.Providers[pr.Name])
-		if !strings.Contains(args("providersim"), want) || pr.Port != LocalPorts.Providers[pr.Name] {
-			t.Errorf("provider %s: policy port %d, make run %d, compose %q", pr.Name, pr.Port, LocalPorts.Providers[pr.Name], args("providersim"))
+		want := pr.Name + "=" + string(pr.Kind) + "@" + addr(pr.Port)
+		if !pr.Simulated || pr.Host != "127.0.0.1" || !strings.Contains(args("providersim"), want) {
+			t.Errorf("provider %s: policy %s:%d (simulated %v), compose %q", pr.Name, pr.Host, pr.Port, pr.Simulated, args("providersim"))
 		}
 	}
 	// envoy/bootstrap.yaml points at the same xds and ext_proc ports.

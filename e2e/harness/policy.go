@@ -13,10 +13,10 @@ import (
 )
 
 // copyPolicy copies the policy files of src into dst, with the overlay's
-// files replacing or joining them, pointing each provider at its simulator
-// (by name) and the gateway at listen. Only those values change; everything
-// else is the policy as written.
-func copyPolicy(src, dst string, providerURL func(name string) (string, bool), listen string, overlay map[string]string) error {
+// files replacing or joining them, pointing each provider that simulated
+// names at its simulator (marking it simulated) and the gateway at listen.
+// Only those values change; everything else is the policy as written.
+func copyPolicy(src, dst string, simulated func(name string) (url string, ok bool), listen string, overlay map[string]string) error {
 	files, err := policy.ReadDir(src)
 	if err != nil {
 		return err
@@ -44,8 +44,9 @@ func copyPolicy(src, dst string, providerURL func(name string) (string, bool), l
 				if name == nil {
 					continue
 				}
-				if u, ok := providerURL(name.Value); ok {
+				if u, ok := simulated(name.Value); ok {
 					setScalar(p, "base_url", u)
+					setNode(p, "simulated", "!!bool", "true")
 				}
 			}
 			if gw := mapValue(root, "gateway"); gw != nil && listen != "" {
@@ -82,12 +83,14 @@ func seq(n *yaml.Node) []*yaml.Node {
 	return n.Content
 }
 
-func setScalar(m *yaml.Node, key, value string) {
+func setScalar(m *yaml.Node, key, value string) { setNode(m, key, "!!str", value) }
+
+func setNode(m *yaml.Node, key, tag, value string) {
 	if v := mapValue(m, key); v != nil {
-		v.Kind, v.Tag, v.Value, v.Style = yaml.ScalarNode, "!!str", value, 0
+		v.Kind, v.Tag, v.Value, v.Style = yaml.ScalarNode, tag, value, 0
 		return
 	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: value})
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value})
 }
 
 // bootstrap renders envoy/bootstrap.yaml with this stack's addresses.

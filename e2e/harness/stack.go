@@ -34,18 +34,31 @@ const (
 	RedisOff
 )
 
+// Simulate says which providers of the policy a stack serves from
+// simulators.
+type Simulate int
+
+// Simulation modes.
+const (
+	// SimulateAll serves every provider from a simulator on a free port
+	// (tests): the copy's base_url points at it and marks it simulated.
+	SimulateAll Simulate = iota
+	// SimulatePolicy serves only the providers the policy marks
+	// `simulated: true`, each from a simulator at its own base_url; every
+	// other provider is reached at its real base URL, with its key from the
+	// environment (make run).
+	SimulatePolicy
+)
+
 // Ports fixes the addresses of a stack; zero values pick free ports.
 type Ports struct {
 	Gateway, EnvoyAdmin, XDS, ExtProc, ExtProcMetrics, XDSMetrics, Redis, SimControl int
-	// Providers maps a provider name to its simulator port.
-	Providers map[string]int
 }
 
 // LocalPorts are the addresses `make run` uses, matching configs/local.
 var LocalPorts = Ports{
 	Gateway: 8080, EnvoyAdmin: 9901, XDS: 18000, ExtProc: 18001, ExtProcMetrics: 18002, XDSMetrics: 18003,
 	Redis: 16379, SimControl: 9100,
-	Providers: map[string]int{"openai": 9101, "anthropic": 9102, "gemini": 9103},
 }
 
 // Options configure a stack.
@@ -62,6 +75,10 @@ type Options struct {
 	// share the listener port (SO_REUSEPORT), the control plane and Redis.
 	Replicas int
 	Redis    RedisMode
+	Simulate Simulate
+	// CACertFile is the trust bundle Envoy checks https providers against
+	// (xds -ca-file); empty: the system's.
+	CACertFile string
 	// Overlay replaces (or adds) files of the policy copy by name, before
 	// anything starts: a test changes one file of a shipped policy.
 	Overlay map[string]string
@@ -90,6 +107,7 @@ type Stack struct {
 	Dir       string
 	PolicyDir string
 	URL       string // http://127.0.0.1:port, the OpenAI base is URL+"/v1"
+	// Sim serves the simulated providers; nil when there are none.
 	Sim       *providersim.Sim
 	RedisAddr string
 	XDS       string // http://host:port of the control plane's metrics
@@ -155,12 +173,16 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	gw := pick(o.Ports.Gateway)
 	s.URL = "http://127.0.0.1:" + strconv.Itoa(gw)
-	if err := copyPolicy(o.Policy, s.PolicyDir, func(name string) (string, bool) {
-		if a := s.Sim.Addr(name); a != "" {
-			return "http://" + a, true
+	simulated := func(string) (string, bool) { return "", false }
+	if o.Simulate == SimulateAll {
+		simulated = func(name string) (string, bool) {
+			if s.Sim == nil || s.Sim.Addr(name) == "" {
+				return "", false
+			}
+			return s.Sim.URL(name), true
 		}
-		return "", false
-	}, "127.0.0.1:"+strconv.Itoa(gw), o.Overlay); err != nil {
+	}
+	if err := copyPolicy(o.Policy, s.PolicyDir, simulated, "127.0.0.1:"+strconv.Itoa(gw), o.Overlay); err != nil {
 		return nil, err
 	}
 
@@ -172,11 +194,14 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 
 	xdsPort, xdsMetrics := pick(o.Ports.XDS), pick(o.Ports.XDSMetrics)
 	s.XDS = "http://127.0.0.1:" + strconv.Itoa(xdsMetrics)
-	if err := s.start(o, "xds", filepath.Join(bin, "xds"), "-config", s.PolicyDir,
-		"-listen", addr(xdsPort), "-metrics", addr(xdsMetrics), "-poll", "500ms"); err != nil {
+	xdsArgs := []string{"-config", s.PolicyDir, "-listen", addr(xdsPort), "-metrics", addr(xdsMetrics), "-poll", "500ms"}
+	if o.CACertFile != "" {
+		xdsArgs = append(xdsArgs, "-ca-file", o.CACertFile)
+	}
+	if err := s.start(o, "xds", filepath.Join(bin, "xds"), xdsArgs...); err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, s.XDS+"/healthz", 200); err != nil {
+	if err := waitHTTP(s.whileRunning(ctx, "xds"), s.XDS+"/healthz", 200); err != nil {
 		return nil, s.failure("xds", err)
 	}
 
@@ -195,7 +220,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		r := Replica{EnvoyAdmin: "http://127.0.0.1:" + strconv.Itoa(admin), ExtProcMetrics: "http://127.0.0.1:" + strconv.Itoa(epMetrics)}
-		if err := waitHTTP(ctx, r.ExtProcMetrics+"/healthz", 200); err != nil {
+		if err := waitHTTP(s.whileRunning(ctx, name), r.ExtProcMetrics+"/healthz", 200); err != nil {
 			return nil, s.failure(name, err)
 		}
 		bs := filepath.Join(o.Dir, "envoy-"+strconv.Itoa(i)+".yaml")
@@ -210,7 +235,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if err := s.start(o, ename, envoy, envoyArgs...); err != nil {
 			return nil, err
 		}
-		if err := waitEnvoy(ctx, r.EnvoyAdmin); err != nil {
+		if err := waitEnvoy(s.whileRunning(ctx, ename), r.EnvoyAdmin); err != nil {
 			return nil, s.failure(ename, err)
 		}
 		s.Replicas = append(s.Replicas, r)
@@ -221,11 +246,20 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	return s, nil
 }
 
+// startSim starts the simulators the mode asks for: every provider's on a
+// free port, or the policy's simulated ones' at their base_url.
 func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error {
 	cfg := providersim.Config{ControlAddr: addr(pick(o.Ports.SimControl))}
 	for _, pr := range p.Providers {
+		a := addr(pick(0))
+		if o.Simulate == SimulatePolicy {
+			if !pr.Simulated {
+				continue
+			}
+			a = net.JoinHostPort(pr.Host, strconv.Itoa(pr.Port))
+		}
 		cfg.Providers = append(cfg.Providers, providersim.ProviderConfig{
-			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: addr(pick(o.Ports.Providers[pr.Name])), ExpectKey: o.ProviderKeys[pr.Name],
+			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: a, ExpectKey: o.ProviderKeys[pr.Name],
 		})
 	}
 	for _, e := range o.ExtraProviders {
@@ -233,6 +267,9 @@ func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error
 			e.Addr = addr(pick(0))
 		}
 		cfg.Providers = append(cfg.Providers, e)
+	}
+	if len(cfg.Providers) == 0 {
+		return nil
 	}
 	sim, err := providersim.Start(ctx, cfg)
 	if err != nil {
@@ -370,7 +407,32 @@ func (s *Stack) ReadPolicyFile(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(s.PolicyDir, name))
 }
 
+// whileRunning is ctx, ended as soon as the named process exits: one that
+// refuses its configuration is reported at once, not after a timeout.
+func (s *Stack) whileRunning(ctx context.Context, name string) context.Context {
+	s.mu.Lock()
+	var done chan struct{}
+	for _, p := range s.procs {
+		if p.name == name {
+			done = p.done
+		}
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}()
+	return ctx
+}
+
 func (s *Stack) failure(name string, err error) error {
+	if !s.Running(name) {
+		err = errors.New("exited while starting")
+	}
 	log := s.Log(name)
 	if len(log) > 4000 {
 		log = log[len(log)-4000:]

@@ -3,6 +3,7 @@ package providersim
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,9 @@ func (p *provider) listenLocked(ctx context.Context) error {
 		return err
 	}
 	p.addr = ln.Addr().String()
+	if p.cfg.TLS != nil {
+		ln = tls.NewListener(ln, p.cfg.TLS)
+	}
 	p.srv = p.env.server(p)
 	p.env.serve(p.srv, ln)
 	return nil

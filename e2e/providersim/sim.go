@@ -2,6 +2,7 @@ package providersim
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,9 @@ type ProviderConfig struct {
 	// others get the kind's native 404. They are also what the OpenAI
 	// /v1/models endpoints list.
 	Models []string
+	// TLS, when set, serves HTTPS with it, as the real providers do; each
+	// recorded request keeps the server name the client asked for (SNI).
+	TLS *tls.Config
 }
 
 // Config describes a simulator process.
@@ -173,12 +177,17 @@ func (s *Sim) Addr(name string) string {
 	return p.address()
 }
 
-// URL returns the named provider's base URL, "http://" + Addr.
+// URL returns the named provider's base URL: "http://" + Addr, or
+// "https://" when it serves TLS.
 func (s *Sim) URL(name string) string {
-	if a := s.Addr(name); a != "" {
-		return "http://" + a
+	p, ok := s.providers[name]
+	if !ok {
+		return ""
 	}
-	return ""
+	if p.cfg.TLS != nil {
+		return "https://" + p.address()
+	}
+	return "http://" + p.address()
 }
 
 // ControlURL returns the base URL of the control API, or "" when it is

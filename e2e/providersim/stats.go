@@ -34,6 +34,8 @@ type RecordedRequest struct {
 	Query  string      `json:"query"`
 	Header http.Header `json:"header"`
 	Body   string      `json:"body"`
+	// SNI is the TLS server name the client sent; empty over plain HTTP.
+	SNI string `json:"sni,omitempty"`
 }
 
 // statsRecorder accumulates Stats; its owner serialises access.
@@ -65,7 +67,15 @@ func (r *statsRecorder) request(req *http.Request, body []byte) {
 		Query:  req.URL.RawQuery,
 		Header: req.Header.Clone(),
 		Body:   string(body),
+		SNI:    serverName(req),
 	})
+}
+
+func serverName(req *http.Request) string {
+	if req.TLS == nil {
+		return ""
+	}
+	return req.TLS.ServerName
 }
 
 func (r *statsRecorder) status(code int) { r.s.ByStatus[code]++ }
