@@ -46,7 +46,7 @@ type config struct {
 	pprof     bool
 	logLevel  string
 	poll      time.Duration
-	redis     string
+	redis     redisConfig
 	auditLog  string
 	admission server.Admission
 }
@@ -61,7 +61,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go profiles (/debug/pprof/) on the metrics address")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.poll, "poll", 2*time.Second, "how often the policy directory is re-read besides file events")
-	fs.StringVar(&c.redis, "redis", "", "Redis address (host:port) shared by replicas; empty: embedded in-memory store for a single node")
+	fs.StringVar(&c.redis.addrs, "redis", "", "Redis shared by replicas: host:port, or several (a Redis Cluster's nodes, or Sentinels with -redis-master), comma-separated; empty: embedded in-memory store for a single node")
+	fs.StringVar(&c.redis.master, "redis-master", "", "Sentinel: name of the primary the -redis sentinels watch")
+	fs.BoolVar(&c.redis.cluster, "redis-cluster", false, "the one -redis address is a Redis Cluster's (configuration endpoint)")
+	fs.BoolVar(&c.redis.tls, "redis-tls", false, "connect to Redis over TLS (credentials: $"+usernameEnv+", $"+passwordEnv+")")
 	fs.StringVar(&c.auditLog, "audit-log", "", "file the audit trail is appended to; empty: stderr, as lines with \"kind\":\"audit\"")
 	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
@@ -88,16 +91,20 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	reg.MustRegister(storeMetrics)
 	var (
 		st store.Store
-		rc *redis.Client
+		rc redis.UniversalClient
 	)
-	if c.redis != "" {
-		rc = redis.NewClient(redisOptions(c.redis))
+	ro, err := c.redis.options()
+	if err != nil {
+		return err
+	}
+	if ro != nil {
+		rc = redis.NewUniversalClient(ro)
 		defer rc.Close()
 		trips := newRoundTrips()
 		reg.MustRegister(trips.total)
 		rc.AddHook(trips)
 		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics})
-		log.Info("store: redis", slog.String("addr", c.redis))
+		log.Info("store: redis", slog.String("client", kind(ro)), slog.Any("addrs", ro.Addrs))
 	} else {
 		st = store.NewMemory(store.Options{Metrics: storeMetrics})
 		log.Info("store: embedded in-memory (single node)")
