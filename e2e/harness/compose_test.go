@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ type compose struct {
 		Environment []string `yaml:"environment"`
 		Volumes     []string `yaml:"volumes"`
 		NetworkMode string   `yaml:"network_mode"`
+		Profiles    []string `yaml:"profiles"`
 	} `yaml:"services"`
 }
 
@@ -119,6 +121,67 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 	for _, port := range []int{LocalPorts.XDS, LocalPorts.ExtProc, LocalPorts.EnvoyAdmin} {
 		if !regexp.MustCompile(`port_value: ` + strconv.Itoa(port) + `\b`).Match(bs) {
 			t.Errorf("envoy/bootstrap.yaml does not use port %d", port)
+		}
+	}
+}
+
+// TestComposeRealProfile: the "real" profile serves the real-providers
+// example with the keys it names from the environment, and starts no
+// simulator; "local" (the default of .env) keeps them.
+func TestComposeRealProfile(t *testing.T) {
+	r := root(t)
+	data, err := os.ReadFile(filepath.Join(r, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c compose
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	byProfile := map[string][]string{}
+	for name, svc := range c.Services {
+		if len(svc.Profiles) == 0 {
+			byProfile[""] = append(byProfile[""], name)
+		}
+		for _, p := range svc.Profiles {
+			byProfile[p] = append(byProfile[p], name)
+		}
+	}
+	for profile, want := range map[string][]string{"local": {"extproc", "providersim", "xds"}, "real": {"extproc-real", "xds-real"}} {
+		got := byProfile[profile]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("profile %s runs %v, want %v", profile, got, want)
+		}
+	}
+	for _, name := range byProfile[""] {
+		if strings.Contains(strings.Join(c.Services[name].Command, " "), "providersim") {
+			t.Errorf("service %s runs a simulator in every profile", name)
+		}
+	}
+	env, err := os.ReadFile(filepath.Join(r, ".env"))
+	if err != nil || !regexp.MustCompile(`(?m)^COMPOSE_PROFILES=local$`).Match(env) {
+		t.Errorf(".env does not make local the default profile: %v %q", err, env)
+	}
+	p, err := policy.Load(filepath.Join(r, "configs", "examples", "real-providers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mount = "./configs/examples/real-providers:/etc/switchyard/configs/real-providers:ro"
+	for _, svc := range []string{"xds-real", "extproc-real"} {
+		s := c.Services[svc]
+		if !contains(s.Volumes, mount) || !strings.Contains(strings.Join(s.Command, " "), "-config /etc/switchyard/configs/real-providers") {
+			t.Errorf("%s does not serve configs/examples/real-providers: %v %v", svc, s.Command, s.Volumes)
+		}
+	}
+	for _, pr := range p.Providers {
+		if pr.Simulated {
+			t.Errorf("the real-providers example marks %s simulated", pr.Name)
+		}
+		for _, k := range pr.Keys {
+			if k.Env != "" && !contains(c.Services["extproc-real"].Environment, k.Env) {
+				t.Errorf("extproc-real does not pass %s (provider %s) from the environment", k.Env, pr.Name)
+			}
 		}
 	}
 }
