@@ -668,6 +668,11 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		} else if other := p.keys[h]; other != nil {
 			c.at(s.src, d, field+".sha256", "the same key is already %s/%s", other.Tenant.Name, other.Name)
 			ok = false
+		} else if p.Gateway.HasAdminKey && h == p.Gateway.AdminKeyHash {
+			// A tenant's key that is also the admin key would let every
+			// holder of it run the admin API.
+			c.at(s.src, d, field+".sha256", "is the admin key (gateway.admin_key_sha256); the admin key must be no tenant's key")
+			ok = false
 		}
 		key.Hash = h
 		key.Models, ok = c.modelSet(s.src, d, field+".models", k.Models, p, ok)
