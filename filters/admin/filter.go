@@ -65,7 +65,7 @@ func (*Filter) Uses() []filters.Use { return nil }
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the admin key is
 // checked before the body is even read.
-func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
+func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
 	g := &x.Policy.Gateway
 	if !g.HasAdminKey {
@@ -73,10 +73,12 @@ func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	}
 	token := filters.BearerToken(x.Header)
 	if token == "" {
+		f.refused(ctx, x, "missing_api_key")
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], g.AdminKeyHash[:]) != 1 {
+		f.refused(ctx, x, "invalid_api_key")
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
 	}
 	return nil
@@ -124,6 +126,21 @@ func (f *Filter) match(method, path string) (handler, string) {
 // audit trail.
 func (f *Filter) audit(ctx context.Context, x *filters.Exchange, action string, attrs ...slog.Attr) {
 	f.trail.Admin(ctx, x.ID, "admin", action, attrs...)
+}
+
+// refused records a failed attempt at the admin API, so that guessing the
+// admin key shows in the trail; the presented token is never recorded.
+func (f *Filter) refused(ctx context.Context, x *filters.Exchange, reason string) {
+	f.trail.Admin(ctx, x.ID, "unauthenticated", "refused", slog.String("reason", reason),
+		slog.String("method", x.Method), slog.String("path", clip(x.Path)))
+}
+
+// clip bounds a client string before it reaches the trail.
+func clip(s string) string {
+	if len(s) > 256 {
+		return s[:256]
+	}
+	return s
 }
 
 func decode(x *filters.Exchange, v any) error {
