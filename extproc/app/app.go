@@ -87,8 +87,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	loads := reload.New(reg, "extproc", c.configDir, log, trail)
 
-	storeMetrics := store.NewMetrics()
-	reg.MustRegister(storeMetrics)
+	storeMetrics := store.NewMetrics(reg)
 	var (
 		st store.Store
 		rc redis.UniversalClient

@@ -27,8 +27,7 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 	if err != nil {
 		return nil, nil, err
 	}
-	m := ledger.NewMetrics()
-	reg.MustRegister(m)
+	m := ledger.NewMetrics(reg)
 	w := ledger.NewWriter(db, ledger.WriterOptions{
 		BatchSize:     p.Gateway.Ledger.BatchSize,
 		FlushInterval: p.Gateway.Ledger.FlushInterval,

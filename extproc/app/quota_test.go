@@ -21,9 +21,8 @@ func (c *clock) Now() time.Time { return c.t }
 func TestSweep(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &clock{t: time.Date(2026, 3, 15, 13, 0, 0, 0, time.UTC)}
-	m := store.NewMetrics()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m)
+	m := store.NewMetrics(reg)
 	st := store.NewMemory(store.Options{Clock: c, Metrics: m})
 	line := store.BudgetLine{Scope: store.Scope{Tenant: "acme"}, Period: store.Daily, Limit: 1_000}
 	if err := st.Reserve(ctx, store.ReservationID{Tenant: "acme", Request: "crashed"}, []store.BudgetLine{line}, 400, time.Minute); err != nil {

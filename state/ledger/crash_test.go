@@ -118,7 +118,7 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
-	m := NewMetrics()
+	m := NewMetrics(nil)
 	w := NewWriter(db, WriterOptions{BatchSize: 25, FlushInterval: 2 * time.Millisecond, Metrics: m})
 	rs := genRecords(n, crashSeed)
 	if os.Getenv(childEnv) == "die" {

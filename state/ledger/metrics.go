@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
 // Drop reasons, the values of the reason label of
@@ -33,34 +34,36 @@ type Metrics struct {
 	flush      prometheus.Histogram
 }
 
-// NewMetrics returns unregistered collectors named switchyard_ledger_*.
-func NewMetrics() *Metrics {
+// NewMetrics makes the collectors named switchyard_ledger_*, registered on reg
+// (nil: registered nowhere, for tests that read them directly).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
 	m := &Metrics{
-		written: prometheus.NewCounter(prometheus.CounterOpts{
+		written: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_ledger_records_written_total",
 			Help: "Records written to the ledger database.",
 		}),
-		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
+		duplicates: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_ledger_duplicate_records_total",
 			Help: "Records skipped because their request ID was already in the ledger (a retried batch).",
 		}),
-		batches: prometheus.NewCounter(prometheus.CounterOpts{
+		batches: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_ledger_batches_total",
 			Help: "Batches committed to the ledger database, one transaction each.",
 		}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+		errors: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_ledger_write_errors_total",
 			Help: "Failed batch writes, by kind: unavailable (kept and retried) or refused (the bad records are dropped).",
 		}, []string{"kind"}),
-		buffered: prometheus.NewGauge(prometheus.GaugeOpts{
+		buffered: f.NewGauge(prometheus.GaugeOpts{
 			Name: "switchyard_ledger_buffered_records",
 			Help: "Records waiting in memory to be written.",
 		}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_ledger_dropped_records_total",
 			Help: "Records that will never be written, by reason (buffer_full, refused, invalid, closed).",
 		}, []string{"reason"}),
-		flush: prometheus.NewHistogram(prometheus.HistogramOpts{
+		flush: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "switchyard_ledger_flush_duration_seconds",
 			Help:    "Time to write one batch, failed attempts included.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8), // 1ms to 16s
@@ -73,24 +76,6 @@ func NewMetrics() *Metrics {
 		m.dropped.WithLabelValues(reason)
 	}
 	return m
-}
-
-func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.written, m.duplicates, m.batches, m.errors, m.buffered, m.dropped, m.flush}
-}
-
-// Describe implements prometheus.Collector.
-func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, c := range m.collectors() {
-		c.Describe(ch)
-	}
-}
-
-// Collect implements prometheus.Collector.
-func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
-	for _, c := range m.collectors() {
-		c.Collect(ch)
-	}
 }
 
 // The helpers below accept a nil receiver so that a writer without metrics
@@ -124,4 +109,3 @@ func (m *Metrics) depth(n int) {
 	}
 }
 
-var _ prometheus.Collector = (*Metrics)(nil)

@@ -87,7 +87,7 @@ func TestWriterOutage(t *testing.T) {
 			t.Parallel()
 			cfg, begin, end := o.setup(t)
 			db := mustOpen(t, cfg)
-			m := NewMetrics()
+			m := NewMetrics(nil)
 			w := NewWriter(db, WriterOptions{
 				BatchSize: 20, FlushInterval: time.Millisecond, Metrics: m, Logger: testLogger(t),
 				MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, WriteTimeout: 5 * time.Second,
@@ -142,7 +142,7 @@ func TestWriterOutage(t *testing.T) {
 func TestWriterOverflowDuringOutage(t *testing.T) {
 	cfg, begin, end := outages[1].setup(t) // SQLite: the quicker outage to stage
 	db := mustOpen(t, cfg)
-	m := NewMetrics()
+	m := NewMetrics(nil)
 	w := NewWriter(db, WriterOptions{BatchSize: 10, Capacity: 50, MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		Metrics: m, Logger: testLogger(t)})
 	rs := genRecords(80, 21)

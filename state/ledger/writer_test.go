@@ -140,7 +140,7 @@ func newTestWriter(t *testing.T, l Ledger, o WriterOptions) (*Writer, *Metrics, 
 		o.FlushInterval = time.Hour
 	}
 	o.MinBackoff, o.MaxBackoff = time.Millisecond, 5*time.Millisecond
-	o.Metrics = NewMetrics()
+	o.Metrics = NewMetrics(nil)
 	logs := &syncBuffer{}
 	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	w := NewWriter(l, o)

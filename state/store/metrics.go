@@ -1,11 +1,13 @@
 package store
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
 
 // Metrics counts what the store does out of sight: outages, expired
-// reservations and spooled commits. It is a prometheus.Collector; register it
-// once and hand it to the stores and the Spooler through Options. Labels are
-// bounded: an operation name or a drop reason, never a tenant or a key.
+// reservations and spooled commits. Make it once per process and hand it
+// to the stores and the Spooler through Options. Labels are bounded: an operation name or a drop reason, never a tenant or a key.
 type Metrics struct {
 	unavailable *prometheus.CounterVec
 	expired     prometheus.Counter
@@ -15,54 +17,36 @@ type Metrics struct {
 	spoolDepth  prometheus.Gauge
 }
 
-// NewMetrics returns unregistered collectors named switchyard_store_*.
-func NewMetrics() *Metrics {
+// NewMetrics makes the collectors named switchyard_store_*, registered on reg
+// (nil: registered nowhere, for tests that read them directly).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
 	return &Metrics{
-		unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{
+		unavailable: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_store_unavailable_total",
 			Help: "Store calls that failed because the backend could not be reached, by operation.",
 		}, []string{"op"}),
-		expired: prometheus.NewCounter(prometheus.CounterOpts{
+		expired: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_store_reservations_expired_total",
 			Help: "Budget reservations that reached their TTL and were returned to the pool.",
 		}),
-		spooled: prometheus.NewCounter(prometheus.CounterOpts{
+		spooled: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_store_spooled_commits_total",
 			Help: "Commits kept in memory because the store was unavailable.",
 		}),
-		replayed: prometheus.NewCounter(prometheus.CounterOpts{
+		replayed: f.NewCounter(prometheus.CounterOpts{
 			Name: "switchyard_store_replayed_commits_total",
 			Help: "Spooled commits written once the store came back.",
 		}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_store_dropped_commits_total",
 			Help: "Commits that could not be kept or written, by reason (spool_full, unknown_reservation, rejected).",
 		}, []string{"reason"}),
-		spoolDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+		spoolDepth: f.NewGauge(prometheus.GaugeOpts{
 			Name: "switchyard_store_spool_depth",
 			Help: "Commits waiting in the spool.",
 		}),
 	}
-}
-
-// Describe implements prometheus.Collector.
-func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	m.unavailable.Describe(ch)
-	m.expired.Describe(ch)
-	m.spooled.Describe(ch)
-	m.replayed.Describe(ch)
-	m.dropped.Describe(ch)
-	m.spoolDepth.Describe(ch)
-}
-
-// Collect implements prometheus.Collector.
-func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
-	m.unavailable.Collect(ch)
-	m.expired.Collect(ch)
-	m.spooled.Collect(ch)
-	m.replayed.Collect(ch)
-	m.dropped.Collect(ch)
-	m.spoolDepth.Collect(ch)
 }
 
 // The helpers below accept a nil receiver so that stores without metrics need
@@ -101,4 +85,3 @@ func (m *Metrics) drop(reason string, depth int) {
 	}
 }
 
-var _ prometheus.Collector = (*Metrics)(nil)

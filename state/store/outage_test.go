@@ -28,7 +28,7 @@ func TestRedisOutage(t *testing.T) {
 		Addr: srv.Addr(), DialTimeout: time.Second, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
 	})
 	t.Cleanup(func() { _ = client.Close() })
-	metrics := NewMetrics()
+	metrics := NewMetrics(nil)
 	clock := newFakeClock(t0)
 	s := NewRedis(client, Options{Clock: clock, Metrics: metrics})
 	spool := NewSpooler(s, 3, metrics)

@@ -137,7 +137,7 @@ func TestSpooler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := NewMemory(Options{Clock: newFakeClock(t0)})
 			flaky := &flakyBudgets{Budgets: mem}
-			metrics := NewMetrics()
+			metrics := NewMetrics(nil)
 			spool := NewSpooler(flaky, tc.limit, metrics)
 			for _, id := range tc.reserve {
 				if err := mem.Reserve(ctx, rid(id), []BudgetLine{line}, 1_000, time.Hour); err != nil {

@@ -110,7 +110,7 @@ func TestExpiredMetric(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			clock := newFakeClock(t0)
-			m := NewMetrics()
+			m := NewMetrics(nil)
 			s := tc.new(Options{Clock: clock, Metrics: m})
 			line := []BudgetLine{{Scope: acme, Period: Daily, Limit: 100}}
 			for _, id := range []string{"a", "b"} {
