@@ -144,11 +144,18 @@ func TestFaultDrills(t *testing.T) {
 type providerStatus struct {
 	Provider string `json:"provider"`
 	Breaker  struct {
-		State string `json:"state"`
+		State  string `json:"state"`
+		Reason string `json:"reason"`
 	} `json:"breaker"`
 	Canary *struct {
 		Share float64 `json:"share"`
 	} `json:"canary"`
+	LastSuccess time.Time `json:"last_success"`
+	LastCheck   *struct {
+		At    time.Time `json:"at"`
+		OK    bool      `json:"ok"`
+		Error string    `json:"error"`
+	} `json:"last_check"`
 }
 
 func providerState(t *testing.T, s *harness.Stack, name string) providerStatus {

@@ -34,6 +34,20 @@ type HealthConfig struct {
 	Breaker BreakerConfig `yaml:"breaker"`
 	// Recovery configures the canary that follows a return from unavailable.
 	Recovery RecoveryConfig `yaml:"recovery"`
+	// Checks configures the active checks of providers that get no traffic.
+	Checks CheckConfig `yaml:"active_checks"`
+}
+
+// CheckConfig configures active checks: a cheap call per provider kind
+// (listing models) to every provider that neither served an attempt nor
+// was checked for Interval, so that an idle provider's outage, and its
+// return, are seen before a request depends on it.
+type CheckConfig struct {
+	// Interval is how long a provider may go without traffic before it is
+	// checked; 0 turns active checks off.
+	Interval time.Duration `yaml:"interval"`
+	// Timeout bounds one check; a check that takes longer fails.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // HealthLimits is one set of health bounds; see [HealthConfig.Healthy] and
@@ -116,6 +130,7 @@ func DefaultHealthConfig() HealthConfig {
 			StablePeriod: 5 * time.Minute,
 			MaxCanary:    30 * time.Minute,
 		},
+		Checks: CheckConfig{Interval: 10 * time.Second, Timeout: 5 * time.Second},
 	}
 }
 
@@ -199,6 +214,12 @@ func (c HealthConfig) Validate() error {
 	}
 	if r.MaxCanary < 0 {
 		bad("recovery.max_canary", "%v is negative", r.MaxCanary)
+	}
+	if c.Checks.Interval < 0 {
+		bad("active_checks.interval", "%v is negative", c.Checks.Interval)
+	}
+	if c.Checks.Interval > 0 && (c.Checks.Timeout <= 0 || c.Checks.Timeout > c.Checks.Interval) {
+		bad("active_checks.timeout", "%v is outside (0, interval %v]", c.Checks.Timeout, c.Checks.Interval)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("health: %w", err)

@@ -15,6 +15,38 @@ type anthropic struct{}
 
 func (a anthropic) routes(p *provider) {
 	p.handle("POST /v1/messages", a.messages)
+	p.handle("GET /v1/models", a.listModels)
+}
+
+// defaultAnthropicModels are listed when the config names none.
+var defaultAnthropicModels = []string{"claude-3-5-sonnet-20241022", "claude-3-5-haiku-20241022"}
+
+// listModels is the Models API: newest first, paged by limit (default 20).
+func (anthropic) listModels(x *exchange) {
+	names := x.p.cfg.Models
+	if len(names) == 0 {
+		names = defaultAnthropicModels
+	}
+	limit := len(names)
+	if v := x.r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			x.fail(apiError{status: http.StatusBadRequest, typ: "invalid_request_error", message: "limit: Input should be between 1 and 1000"})
+			return
+		}
+		limit = min(n, len(names))
+	}
+	type model struct {
+		Type        string `json:"type"`
+		ID          string `json:"id"`
+		DisplayName string `json:"display_name"`
+		CreatedAt   string `json:"created_at"`
+	}
+	data := make([]model, limit)
+	for i, n := range names[:limit] {
+		data[i] = model{Type: "model", ID: n, DisplayName: n, CreatedAt: time.Unix(modelCreated, 0).UTC().Format(time.RFC3339)}
+	}
+	x.writeJSON(http.StatusOK, map[string]any{"data": data, "has_more": limit < len(names), "first_id": names[0], "last_id": names[limit-1]})
 }
 
 func (anthropic) streaming(_ *http.Request, body []byte) bool { return streamFlag(body) }

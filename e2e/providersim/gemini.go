@@ -16,6 +16,7 @@ type gemini struct{}
 func (g gemini) routes(p *provider) {
 	// The method is glued to the model with a colon, which ServeMux cannot
 	// split, so one pattern takes both.
+	p.handle("GET /v1beta/models", g.listModels)
 	p.handle("POST /v1beta/models/{call}", func(x *exchange) {
 		model, method, _ := strings.Cut(x.r.PathValue("call"), ":")
 		switch method {
@@ -508,4 +509,39 @@ func (g gemini) embed(x *exchange, model string, batch bool) {
 		return
 	}
 	x.writeJSON(http.StatusOK, map[string]any{"embedding": out[0]})
+}
+
+// defaultGeminiModels are listed when the config names none.
+var defaultGeminiModels = []string{"gemini-2.0-flash", "gemini-2.5-flash", "gemini-embedding-001"}
+
+// listModels is models.list, paged by pageSize (default 50).
+func (gemini) listModels(x *exchange) {
+	names := x.p.cfg.Models
+	if len(names) == 0 {
+		names = defaultGeminiModels
+	}
+	size := len(names)
+	if v := x.r.URL.Query().Get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			x.fail(*gmInvalid("Invalid value at 'page_size' (TYPE_INT32), %q", v))
+			return
+		}
+		if n > 0 {
+			size = min(n, len(names))
+		}
+	}
+	type model struct {
+		Name        string `json:"name"`
+		DisplayName string `json:"displayName"`
+	}
+	data := make([]model, size)
+	for i, n := range names[:size] {
+		data[i] = model{Name: "models/" + n, DisplayName: n}
+	}
+	out := map[string]any{"models": data}
+	if size < len(names) {
+		out["nextPageToken"] = strconv.Itoa(size)
+	}
+	x.writeJSON(http.StatusOK, out)
 }

@@ -48,6 +48,7 @@ func (o openAI) routes(p *provider) {
 		p.handle("POST /openai/deployments/{deployment}/embeddings", azureVersioned(func(x *exchange) {
 			o.embeddings(x, x.r.PathValue("deployment"))
 		}))
+		p.handle("GET /openai/models", azureVersioned(o.listModels))
 		return
 	}
 	p.handle("POST /v1/chat/completions", func(x *exchange) { o.chat(x, "") })

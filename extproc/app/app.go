@@ -189,6 +189,10 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
 	go syncDrills(ctx, st, mon, time.Second, log)
+	live := func() *policy.Policy { return current.Load().Policy }
+	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
+	go share.run(ctx, time.Second)
+	go newChecker(mon, live, secrets{}, log).run(ctx, time.Second)
 	log.Info("ext_proc listening", slog.String("addr", c.listen))
 
 	var hs *http.Server

@@ -27,3 +27,22 @@ func For(t translator.Target) translator.Translator {
 	}
 	return nil
 }
+
+// checks maps a provider kind to its health check: a cheap call that
+// needs the provider's key and costs no tokens.
+var checks = map[policy.Kind]func(*policy.Provider, string) translator.Upstream{
+	policy.KindOpenAI:           openaix.CheckRequest,
+	policy.KindAzureOpenAI:      openaix.CheckRequest,
+	policy.KindOpenAICompatible: openaix.CheckRequest,
+	policy.KindAnthropic:        anthropic.CheckRequest,
+	policy.KindGemini:           gemini.CheckRequest,
+}
+
+// CheckRequest returns the active health check of provider p with key
+// (empty: none), a GET; false for a kind without one.
+func CheckRequest(p *policy.Provider, key string) (translator.Upstream, bool) {
+	if f := checks[p.Kind]; f != nil {
+		return f(p, key), true
+	}
+	return translator.Upstream{}, false
+}

@@ -13,6 +13,7 @@ type (
 	Limits         = policy.HealthLimits
 	BreakerConfig  = policy.BreakerConfig
 	RecoveryConfig = policy.RecoveryConfig
+	CheckConfig    = policy.CheckConfig
 )
 
 // DefaultConfig returns the policy's default thresholds.

@@ -101,6 +101,7 @@ unavailable: {error_rate: 0.1, p99: 8s, quota: 0.02}
 degraded_weight: 0.25
 breaker: {consecutive_failures: 3, failure_ratio: 0.4, min_requests: 10, interval: 30s, open_timeout: 10s, half_open_probes: 2, probe_timeout: 20s}
 recovery: {steps: [0.05, 0.25, 1], stable_period: 1m, max_canary: 10m}
+active_checks: {interval: 30s, timeout: 2s}
 `,
 			want: func(c *Config) {
 				*c = Config{
@@ -111,6 +112,7 @@ recovery: {steps: [0.05, 0.25, 1], stable_period: 1m, max_canary: 10m}
 					Breaker: BreakerConfig{ConsecutiveFailures: 3, FailureRatio: 0.4, MinRequests: 10, Interval: 30 * time.Second,
 						OpenTimeout: 10 * time.Second, HalfOpenProbes: 2, ProbeTimeout: 20 * time.Second},
 					Recovery: RecoveryConfig{Steps: []float64{0.05, 0.25, 1}, StablePeriod: time.Minute, MaxCanary: 10 * time.Minute},
+					Checks:   CheckConfig{Interval: 30 * time.Second, Timeout: 2 * time.Second},
 				}
 			},
 		},

@@ -30,6 +30,9 @@ type Monitor struct {
 	providers map[string]*provider
 	drills    drills
 	pending   []event // log records made under mu, written after it is released
+
+	outageHook func(Outage)
+	outages    []Outage // breakers opened under mu, told to outageHook after it is released
 }
 
 type provider struct {
@@ -39,6 +42,10 @@ type provider struct {
 	status  status
 	window  *window // every model's attempts, for the snapshot
 	models  map[string]*model
+
+	lastTraffic time.Time   // the last attempt observed
+	lastSuccess time.Time   // the last attempt or check that succeeded
+	lastCheck   CheckStatus // the last active check
 }
 
 type model struct {
@@ -164,6 +171,11 @@ func (m *Monitor) Observe(o Observation) {
 	m.evalProvider(p, now)
 	m.evalModel(p, md, now)
 	providerCanary, modelCanary := p.status.canary.active, md.status.canary.active
+	was := mark(p.breaker)
+	p.lastTraffic = now
+	if !failed {
+		p.lastSuccess = now
+	}
 
 	age := m.age(now)
 	p.window.add(age, failed, o.Latency, o.TTFT, -1) // quotas are per model
@@ -175,6 +187,7 @@ func (m *Monitor) Observe(o Observation) {
 	if failed && modelCanary {
 		md.heldUntil = now.Add(m.cfg.Breaker.OpenTimeout)
 	}
+	m.noteOpened(p, was, now)
 	m.evalProvider(p, now)
 	m.evalModel(p, md, now)
 	m.unlock()
@@ -422,11 +435,14 @@ func (m *Monitor) noteChange(ch change, s *status, provider, model string) {
 // unlock releases the lock and then writes the log records made under it,
 // so that a slow log handler never holds up routing.
 func (m *Monitor) unlock() {
-	pending := m.pending
-	m.pending = nil
+	pending, outages, hook := m.pending, m.outages, m.outageHook
+	m.pending, m.outages = nil, nil
 	m.mu.Unlock()
 	for _, e := range pending {
 		m.log.LogAttrs(context.Background(), e.level, e.msg, e.attrs...)
+	}
+	for _, o := range outages {
+		hook(o)
 	}
 }
 

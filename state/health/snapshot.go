@@ -20,8 +20,12 @@ type ProviderStatus struct {
 	Breaker BreakerStatus `json:"breaker"`
 	// Stats sum the window of every model of the provider (quota aside:
 	// quotas are per model).
-	Stats  Stats         `json:"stats"`
-	Models []ModelStatus `json:"models"`
+	Stats Stats `json:"stats"`
+	// LastSuccess is when an attempt or an active check last succeeded;
+	// LastCheck is the last active check, nil before the first.
+	LastSuccess time.Time     `json:"last_success,omitzero"`
+	LastCheck   *CheckStatus  `json:"last_check,omitempty"`
+	Models      []ModelStatus `json:"models"`
 }
 
 // ModelStatus is what the monitor knows of one model of a provider.
@@ -61,6 +65,12 @@ func (m *Monitor) Snapshot() []ProviderStatus {
 			Breaker:  p.breaker.status(),
 			Stats:    p.window.stats(),
 			Models:   make([]ModelStatus, 0, len(p.models)),
+
+			LastSuccess: p.lastSuccess,
+		}
+		if !p.lastCheck.At.IsZero() {
+			c := p.lastCheck
+			ps.LastCheck = &c
 		}
 		for _, md := range p.models {
 			ps.Models = append(ps.Models, ModelStatus{

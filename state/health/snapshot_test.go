@@ -36,7 +36,8 @@ func TestSnapshot(t *testing.T) {
 		},
 		{
 			Provider: "openai", State: Healthy, Since: t0,
-			Breaker: BreakerStatus{State: BreakerClosed, Since: t0, Requests: 40, Failures: 4},
+			Breaker:     BreakerStatus{State: BreakerClosed, Since: t0, Requests: 40, Failures: 4},
+			LastSuccess: at1,
 			Stats: Stats{
 				Requests: 40, Errors: 4, ErrorRate: 0.1,
 				LatencySamples: 40, P95: Duration(800 * time.Millisecond), P99: Duration(800 * time.Millisecond),
@@ -75,6 +76,7 @@ func TestSnapshotJSON(t *testing.T) {
 		`"breaker":{"state":"open","since":"2026-03-01T12:00:00Z","reason":"5 consecutive failures","requests":0,"failures":0,` +
 		`"consecutive_failures":0,"half_open_at":"2026-03-01T12:00:30Z","probes":0,"probe_successes":0},` +
 		`"stats":{"requests":25,"errors":5,"error_rate":0.2,"latency_samples":25,"p95":"3.4s","p99":"3.4s","ttft_samples":0,"ttft_p95":"0s","quota":-1},` +
+		`"last_success":"2026-03-01T12:00:00Z",` +
 		`"models":[{"model":"gpt-4o","state":"unavailable","reason":"error rate 20% > 5%","since":"2026-03-01T12:00:00Z","share":1,` +
 		`"stats":{"requests":25,"errors":5,"error_rate":0.2,"latency_samples":25,"p95":"3.4s","p99":"3.4s","ttft_samples":0,"ttft_p95":"0s","quota":-1}}]}]` + "\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {

@@ -705,6 +705,17 @@ func testHealth(t *testing.T, newReplica func(Clock) Store) {
 			t.Errorf("Health(%s) (-want +got):\n%s", st.provider, diff)
 		}
 	}
+	all, err := other.Healths(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAll := []ProviderHealth{
+		{Provider: "anthropic", State: "healthy", Updated: t0.Add(3000 * time.Microsecond)},
+		{Provider: "openai", State: "open circuit|since 13:20", Updated: t0.Add(4500 * time.Microsecond)},
+	}
+	if diff := cmp.Diff(wantAll, all); diff != "" {
+		t.Errorf("Healths (-want +got):\n%s", diff)
+	}
 
 	drills := []struct {
 		name string

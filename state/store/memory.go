@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -577,6 +578,18 @@ func (m *Memory) Health(_ context.Context, provider string) (ProviderHealth, err
 		return ProviderHealth{}, ErrNotFound
 	}
 	return h, nil
+}
+
+// Healths implements HealthBoard.
+func (m *Memory) Healths(_ context.Context) ([]ProviderHealth, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ProviderHealth, 0, len(m.health))
+	for _, h := range m.health {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b ProviderHealth) int { return strings.Compare(a.Provider, b.Provider) })
+	return out, nil
 }
 
 // SetDrill implements HealthBoard.

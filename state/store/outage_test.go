@@ -67,6 +67,7 @@ func TestRedisOutage(t *testing.T) {
 		{"sweep", func() error { _, err := s.Sweep(ctx); return err }},
 		{"key", func() error { _, err := s.Key(ctx, HashKey("k")); return err }},
 		{"set_health", func() error { return s.SetHealth(ctx, "openai", "up") }},
+		{"healths", func() error { _, err := s.Healths(ctx); return err }},
 		{"drills", func() error { _, err := s.Drills(ctx); return err }},
 	}
 	for _, c := range calls {

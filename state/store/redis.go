@@ -465,6 +465,29 @@ func (r *Redis) Health(ctx context.Context, provider string) (ProviderHealth, er
 	if err != nil {
 		return ProviderHealth{}, r.fail("health", err)
 	}
+	return parseHealth(provider, v)
+}
+
+// Healths implements HealthBoard.
+func (r *Redis) Healths(ctx context.Context) ([]ProviderHealth, error) {
+	all, err := r.c.HGetAll(ctx, r.healthKey()).Result()
+	if err != nil {
+		return nil, r.fail("healths", err)
+	}
+	out := make([]ProviderHealth, 0, len(all))
+	for provider, v := range all {
+		h, err := parseHealth(provider, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b ProviderHealth) int { return strings.Compare(a.Provider, b.Provider) })
+	return out, nil
+}
+
+// parseHealth reads a health record, "<µs>|<state>".
+func parseHealth(provider, v string) (ProviderHealth, error) {
 	stamp, state, ok := strings.Cut(v, "|")
 	us, err := strconv.ParseInt(stamp, 10, 64)
 	if !ok || err != nil {

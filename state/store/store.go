@@ -98,6 +98,9 @@ type HealthBoard interface {
 	SetHealth(ctx context.Context, provider, state string) error
 	// Health returns the last state set for provider, or ErrNotFound.
 	Health(ctx context.Context, provider string) (ProviderHealth, error)
+	// Healths returns the last state set for every provider, sorted by
+	// provider: one read for a replica that follows them all.
+	Healths(ctx context.Context) ([]ProviderHealth, error)
 	// SetDrill marks provider as down for a fault drill.
 	SetDrill(ctx context.Context, provider string) error
 	// ClearDrill ends the drill for provider.

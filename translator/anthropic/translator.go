@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -83,3 +84,16 @@ func (c *counts) openai() openai.Usage {
 }
 
 var _ translator.Translator = (*Translator)(nil)
+
+// CheckRequest is the health check of an Anthropic provider: one page of
+// one model from the Models API costs no tokens.
+func CheckRequest(p *policy.Provider, key string) translator.Upstream {
+	up := translator.Upstream{
+		Path:   p.BasePath + "/v1/models?limit=1",
+		Header: translator.Headers{{Key: "anthropic-version", Value: apiVersion}},
+	}
+	if key != "" {
+		up.Header = append(up.Header, translator.Header{Key: "x-api-key", Value: key})
+	}
+	return up
+}

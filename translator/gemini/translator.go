@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -73,3 +74,13 @@ var (
 	_ translator.Translator = (*Translator)(nil)
 	_ translator.Embedder   = (*Translator)(nil)
 )
+
+// CheckRequest is the health check of a Gemini provider: one page of one
+// model from models.list costs no tokens. The key travels in a header.
+func CheckRequest(p *policy.Provider, key string) translator.Upstream {
+	up := translator.Upstream{Path: p.BasePath + "/v1beta/models?pageSize=1"}
+	if key != "" {
+		up.Header = translator.Headers{{Key: "x-goog-api-key", Value: key}}
+	}
+	return up
+}

@@ -94,3 +94,21 @@ var (
 	_ translator.Translator = (*Translator)(nil)
 	_ translator.Embedder   = (*Translator)(nil)
 )
+
+// CheckRequest is the health check of an OpenAI-style provider: listing
+// models costs no tokens and needs the same key as a completion. Azure
+// lists the resource's models under its API version.
+func CheckRequest(p *policy.Provider, key string) translator.Upstream {
+	if p.Kind == policy.KindAzureOpenAI {
+		up := translator.Upstream{Path: p.BasePath + "/openai/models?api-version=" + url.QueryEscape(p.APIVersion)}
+		if key != "" {
+			up.Header = translator.Headers{{Key: "api-key", Value: key}}
+		}
+		return up
+	}
+	up := translator.Upstream{Path: p.BasePath + "/v1/models"}
+	if key != "" {
+		up.Header = translator.Headers{{Key: "authorization", Value: "Bearer " + key}}
+	}
+	return up
+}
