@@ -100,7 +100,7 @@ func TestStats(t *testing.T) {
 	do(t, sim.URL("an"), withKey("client-key"))
 	do(t, sim.URL("an"), withKey("provider-key"))
 	do(t, sim.URL("an"), withKey("provider-key"))
-	do(t, sim.URL("an"), call{method: "GET", path: "/v1/models", header: map[string]string{"x-api-key": "provider-key"}})
+	do(t, sim.URL("an"), call{method: "GET", path: "/v1/files", header: map[string]string{"x-api-key": "provider-key"}})
 	st, err := sim.Stats("an")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestStats(t *testing.T) {
 	// the reply has 6 words. Rejected requests serve no tokens.
 	want := providersim.Stats{
 		Requests:         4,
-		ByPath:           map[string]int{"/v1/messages": 3, "/v1/models": 1},
+		ByPath:           map[string]int{"/v1/messages": 3, "/v1/files": 1},
 		ByStatus:         map[int]int{401: 1, 200: 2, 404: 1},
 		PromptTokens:     14,
 		CompletionTokens: 12,
@@ -123,7 +123,7 @@ func TestStats(t *testing.T) {
 	for _, r := range st.Recent {
 		recent = append(recent, r.Method+" "+r.Path+" "+r.Header.Get("x-api-key"))
 	}
-	if diff := cmp.Diff([]string{"POST /v1/messages provider-key", "GET /v1/models provider-key"}, recent); diff != "" {
+	if diff := cmp.Diff([]string{"POST /v1/messages provider-key", "GET /v1/files provider-key"}, recent); diff != "" {
 		t.Errorf("recent requests mismatch (-want +got):\n%s", diff)
 	}
 	if st.Recent[0].Body != msg.body {
