@@ -274,6 +274,29 @@ func (x *Exchange) AttemptCount() int {
 	return x.attempts[len(x.attempts)-1].N
 }
 
+// MarkSent records when ext_proc handed attempt a's translated request to
+// Envoy (the first time only).
+func (x *Exchange) MarkSent(a *Attempt, at time.Time) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if a.Sent.IsZero() {
+		a.Sent = at
+	}
+}
+
+// Unsettled returns the attempts whose outcome is not known yet.
+func (x *Exchange) Unsettled() []*Attempt {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*Attempt
+	for _, a := range x.attempts {
+		if !a.Outcome().Done {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // Attempts returns a copy of the attempt list, in attempt order.
 func (x *Exchange) Attempts() []*Attempt {
 	x.mu.Lock()

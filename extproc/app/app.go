@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
 	"github.com/switchyard/switchyard/audit"
@@ -182,6 +183,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	)
 	extprocv3.RegisterExternalProcessorServer(g, srv)
+	accesslogv3.RegisterAccessLogServiceServer(g, srv.AttemptLog())
 	lis, err := listen(c.listen)
 	if err != nil {
 		return err

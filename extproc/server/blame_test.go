@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"testing"
 
+	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -12,10 +15,10 @@ import (
 	"github.com/switchyard/switchyard/state/health"
 )
 
-// TestBlame: an attempt whose stream ends without response headers counts
-// against its provider only when what Envoy did next shows the provider
-// failed (it retried, or answered with a provider failure's flags); never
-// when the client went away or Envoy refused on its own.
+// TestBlame: an attempt that got no response headers counts against its
+// provider only when the flags Envoy gave it show the provider failed (in
+// the attempt log of a retried attempt, or on Envoy's own reply for the
+// last one); never when the client went away or Envoy refused on its own.
 func TestBlame(t *testing.T) {
 	tests := []struct {
 		name string
@@ -26,12 +29,20 @@ func TestBlame(t *testing.T) {
 		{"the client went away", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
 			closeAndWait(t, s)
 		}, 0},
-		{"Envoy retried on the next provider", func(t *testing.T, h *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+		{"Envoy retried on the next provider after a connection failure", func(t *testing.T, h *harness, s extprocv3.ExternalProcessor_ProcessClient) {
 			up := h.stream(t, "upstream")
 			send(t, up, attemptHeaders("rid-b", 2))
 			closeAndWait(t, up)
+			logAttempt(t, h, "rid-b", 1, &accesslogdatav3.ResponseFlags{UpstreamConnectionFailure: true})
+			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+				Headers: headers(":status", "200", "content-type", "application/json"),
+			}}})
 			closeAndWait(t, s)
 		}, 1},
+		{"the attempt log shows the client left", func(t *testing.T, h *harness, s extprocv3.ExternalProcessor_ProcessClient) {
+			logAttempt(t, h, "rid-b", 1, &accesslogdatav3.ResponseFlags{DownstreamConnectionTermination: true})
+			closeAndWait(t, s)
+		}, 0},
 		{"Envoy answered: upstream overflow (its own)", func(t *testing.T, _ *harness, s extprocv3.ExternalProcessor_ProcessClient) {
 			send(t, s, localReply("UO"))
 			closeAndWait(t, s)
@@ -63,7 +74,7 @@ func TestBlame(t *testing.T) {
 			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{Body: []byte(body), EndOfStream: true}}})
 			up := h.stream(t, "upstream")
 			send(t, up, attemptHeaders("rid-b", 1))
-			closeAndWait(t, up) // no response headers: cancelled, refused, or reset
+			closeAndWait(t, up) // an attempt's one message
 			tt.next(t, h, s)
 			if n := h.srv.InFlight(); n != 0 {
 				t.Fatalf("%d exchanges still open", n)
@@ -83,6 +94,28 @@ func attemptHeaders(id string, n int) *extprocv3.ProcessingRequest {
 		Attributes: map[string]*structpb.Struct{"envoy.filters.http.ext_proc": {Fields: map[string]*structpb.Value{
 			"upstream.request_attempt_count": structpb.NewNumberValue(float64(n)),
 		}}},
+	}
+}
+
+// logAttempt sends Envoy's attempt-log entry for an attempt that got no
+// response, with its flags, and waits until the server has read it.
+func logAttempt(t *testing.T, h *harness, id string, n uint32, flags *accesslogdatav3.ResponseFlags) {
+	t.Helper()
+	logs, err := accesslogv3.NewAccessLogServiceClient(h.conn).StreamAccessLogs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.Send(&accesslogv3.StreamAccessLogsMessage{LogEntries: &accesslogv3.StreamAccessLogsMessage_HttpLogs{HttpLogs: &accesslogv3.StreamAccessLogsMessage_HTTPAccessLogEntries{
+		LogEntry: []*accesslogdatav3.HTTPAccessLogEntry{{
+			CommonProperties: &accesslogdatav3.AccessLogCommon{UpstreamRequestAttemptCount: n, ResponseFlags: flags},
+			Request:          &accesslogdatav3.HTTPRequestProperties{RequestId: id},
+			Response:         &accesslogdatav3.HTTPResponseProperties{},
+		}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := logs.CloseAndRecv(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -9,8 +9,12 @@
 // stream for every attempt Envoy makes, marked by the gRPC metadata
 // "x-switchyard-phase: upstream"; it finds the request's [filters.Exchange]
 // by request ID and returns the request translated for that attempt's
-// provider. Both streams of a request therefore must reach the same
-// process, which is why ext_proc runs beside its Envoy.
+// provider, its only message. How each attempt ended is learnt without
+// holding any request: the last attempt's from the answer the router-level
+// stream sees, a retried one's from Envoy's router upstream log, which
+// Envoy sends to this process's gRPC access-log service ([Server.AttemptLog]).
+// Both streams of a request therefore must reach the same process, which is
+// why ext_proc runs beside its Envoy.
 //
 // The server fails closed: a request that cannot be translated or whose
 // exchange is unknown is answered with an error, never forwarded as is.

@@ -102,8 +102,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	hdrs := toHeaders(h.GetHeaders())
 	x.Response.Status, _ = strconv.Atoi(hdrs.Get(":status"))
 	x.Response.Header = hdrs
-	flags := hdrs.Get(contract.LocalReplyHeader)
-	s.evidence(ctx, lv, func(v *verdicts) { v.answered, v.flags, v.local = true, flags, flags != "" })
+	s.settleLast(ctx, lv, x.Response.Status, hdrs)
 	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {
 		return s.reject(ctx, lv, err)
 	}
@@ -138,6 +137,13 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 	x := lv.x
 	before := x.Response.Status
 	ch := &filters.Chunk{Data: b.GetBody(), EOS: b.GetEndOfStream()}
+	if ch.EOS && !lv.streaming {
+		if last := x.LastAttempt(); last != nil && last.N > 1 && last.Outcome().Failed() {
+			// Every attempt may have failed: the 503 names each one's
+			// failure, and the retried ones' come in Envoy's attempt log.
+			s.awaitOutcomes(x, outcomeWait)
+		}
+	}
 	if err := lv.chain.ResponseChunk(ctx, x, ch); err != nil {
 		if !lv.streaming {
 			return s.reject(ctx, lv, err)
@@ -207,16 +213,22 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 		// translating for either provider could send it the other's request.
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt does not match the plan; refusing to forward it", slog.String("request_id", id),
 			slog.Int("attempt", n), slog.String("cluster", cluster))
+		if a != nil {
+			// The gateway's own refusal is no provider's outcome.
+			a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
+		}
 		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
 	}
 	if err := lv.chain.Attempt(ctx, x, a); err != nil {
 		e := filters.AsError(err, id)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
 			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
+		a.Finish(filters.Outcome{Status: e.Status})
 		return errorResponse(id, e), nil, nil
 	}
 	if a.Upstream.Path == "" {
 		s.log.LogAttrs(ctx, slog.LevelError, "no filter translated the request; refusing to forward it", slog.String("request_id", id))
+		a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
 		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
 	}
 	p := a.Target.Provider()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -61,8 +60,6 @@ type live struct {
 	complete bool
 	// buffered holds the response body of a buffered (non-stream) answer.
 	streaming bool
-	// verdicts settles attempts that ended without an answer.
-	verdicts verdicts
 }
 
 // Process implements the ext_proc stream.
@@ -99,8 +96,14 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		if !lv.complete && cause == nil {
 			cause = ErrClientGone
 		}
-		s.evidence(ctx, lv, func(v *verdicts) { v.ended = true })
-		lv.chain.Done(context.WithoutCancel(ctx), lv.x, cause)
+		dctx := context.WithoutCancel(ctx)
+		// An attempt whose outcome never came ended with no answer for the
+		// client and no failure Envoy logged: the client left, or the
+		// gateway gave up. Not its provider's doing.
+		for _, a := range s.awaitOutcomes(lv.x, outcomeWait) {
+			s.settle(dctx, lv, a, filters.Outcome{Failure: noResponse, Cause: filters.CauseExcused, Latency: s.now().Sub(a.Started)})
+		}
+		lv.chain.Done(dctx, lv.x, cause)
 		s.exchanges.CompareAndDelete(lv.x.ID, lv)
 	}()
 	// Runs before the deferred Done above, so Done sees the 500.
@@ -193,28 +196,30 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 // no error when Envoy closed it or the request was cancelled.
 func recv(stream extprocv3.ExternalProcessor_ProcessServer) (*extprocv3.ProcessingRequest, error) {
 	req, err := stream.Recv()
-	if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+	if done(err) {
 		return nil, nil
 	}
 	return req, err
 }
 
+// done reports whether a receive error is the normal end of a stream:
+// Envoy closed it or the request was cancelled.
+func done(err error) bool {
+	return errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled
+}
+
+// outcomeWait bounds how long a finished request waits for the outcomes of
+// its attempts from Envoy's attempt log before ending without them.
+const outcomeWait = 500 * time.Millisecond
+
 // processAttempt serves the per-attempt filter: the request headers come
-// in and the translated request goes out; then the attempt's response
-// headers come in, or the stream ends without them (connect failure,
-// reset, timeout), and either way the chain learns the attempt's outcome.
+// in and the translated request goes out, and that is the stream's only
+// message. How the attempt ended comes later, off the request path: from
+// the answer the router-level stream sees (the last attempt) or from
+// Envoy's attempt log (the ones it retried).
 func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer) (err error) {
 	ctx := stream.Context()
-	var (
-		lv *live
-		a  *filters.Attempt
-		id string
-	)
-	defer func() {
-		if a != nil {
-			s.attemptEnded(ctx, lv, a)
-		}
-	}()
+	var id string
 	// Fails closed: the attempt is answered with the error, never
 	// forwarded.
 	defer func() {
@@ -229,34 +234,19 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 			return err
 		}
 		start := s.now()
-		var resp *extprocv3.ProcessingResponse
-		switch v := req.Request.(type) {
-		case *extprocv3.ProcessingRequest_RequestHeaders:
-			ctx = withRequestID(ctx, v.RequestHeaders)
-			id = toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id")
-			resp, lv, a = s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
-			if lv != nil {
-				// A new attempt means Envoy retried the ones before it.
-				s.evidence(ctx, lv, nil)
-			}
-		case *extprocv3.ProcessingRequest_ResponseHeaders:
-			if a != nil {
-				hdrs := toHeaders(v.ResponseHeaders.GetHeaders())
-				st, _ := strconv.Atoi(hdrs.Get(":status"))
-				if a.Finish(filters.Outcome{Status: st, Latency: s.now().Sub(a.Sent), Header: hdrs}) {
-					lv.chain.AttemptDone(ctx, lv.x, a)
-				}
-			}
-			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extprocv3.HeadersResponse{}}}
-		default:
+		v, ok := req.Request.(*extprocv3.ProcessingRequest_RequestHeaders)
+		if !ok {
 			return status.Errorf(codes.FailedPrecondition, "unexpected message from the upstream filter: %T", req.Request)
 		}
+		ctx = withRequestID(ctx, v.RequestHeaders)
+		id = toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id")
+		resp, lv, a := s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
 		s.metrics.observe(req, true, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
-		if a != nil && a.Sent.IsZero() {
-			a.Sent = s.now()
+		if a != nil {
+			lv.x.MarkSent(a, s.now())
 		}
 	}
 }

@@ -11,13 +11,16 @@ import (
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 	httpextprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
@@ -67,6 +70,7 @@ func newHarnessWith(t *testing.T, mon *health.Monitor) *harness {
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer()
 	extprocv3.RegisterExternalProcessorServer(g, h.srv)
+	accesslogv3.RegisterAccessLogServiceServer(g, h.srv.AttemptLog())
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufnet",
@@ -391,5 +395,50 @@ func TestCancelledAttemptsDoNotRace(t *testing.T) {
 	}
 	if n := h.srv.InFlight(); n != 0 {
 		t.Errorf("%d exchanges still in flight after every stream was cancelled", n)
+	}
+}
+
+// TestAttemptLogSettlesRetriedAttempts: the per-attempt stream sends only
+// its request headers; a retried attempt's outcome arrives in Envoy's
+// attempt log, and the 503 that ends a request whose every attempt failed
+// names each attempt's own failure.
+func TestAttemptLogSettlesRetriedAttempts(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	send(t, s, reqHeaders("rid-4", "Bearer sk-local-demo"))
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}})
+	for n := 1; n <= 2; n++ {
+		up := h.stream(t, "upstream")
+		if r := send(t, up, attemptRequest("rid-4", n, "")); r.GetRequestHeaders() == nil {
+			t.Fatalf("attempt %d refused: %v", n, r)
+		}
+		_ = up.CloseSend()
+	}
+	logs, err := accesslogv3.NewAccessLogServiceClient(h.conn).StreamAccessLogs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.Send(&accesslogv3.StreamAccessLogsMessage{LogEntries: &accesslogv3.StreamAccessLogsMessage_HttpLogs{HttpLogs: &accesslogv3.StreamAccessLogsMessage_HTTPAccessLogEntries{
+		LogEntry: []*accesslogdatav3.HTTPAccessLogEntry{{
+			CommonProperties: &accesslogdatav3.AccessLogCommon{UpstreamRequestAttemptCount: 1},
+			Request:          &accesslogdatav3.HTTPRequestProperties{RequestId: "rid-4"},
+			Response:         &accesslogdatav3.HTTPResponseProperties{ResponseCode: wrapperspb.UInt32(529)},
+		}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":status", "503", "content-type", "application/json", contract.LocalReplyHeader, "1"),
+	}}})
+	resp := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{
+		Body: []byte(`{"error":{"message":"upstream connect error","type":"upstream_error","param":null,"code":"upstream_unavailable"}}`), EndOfStream: true,
+	}}})
+	body := string(resp.GetResponseBody().GetResponse().GetBodyMutation().GetBody())
+	for _, want := range []string{"all_providers_failed", "attempt 1 ", "529", "attempt 2 ", "no response"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("503 body %s lacks %q", body, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	grpclogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/grpc/v3"
 	streamlogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
@@ -14,6 +15,7 @@ import (
 	codecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
@@ -121,10 +123,11 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 
 // attemptExtProc is the per-attempt (upstream) ext_proc filter: only the
 // request headers go to ext_proc, which answers with the whole translated
-// request (CONTINUE_AND_REPLACE), so the body is never sent to it; the
-// attempt's response headers come back so ext_proc learns every attempt's
-// outcome (health, breakers, the list of failed attempts), including those
-// Envoy retries and the client never sees.
+// request (CONTINUE_AND_REPLACE), so the body is never sent to it, and
+// that is the attempt's one message. ext_proc learns how each attempt
+// ended (health, breakers, the list of failed attempts) without another:
+// the last from the answer the router-level filter sees, the ones Envoy
+// retried from the router's upstream log (attemptLog).
 func attemptExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{
@@ -137,7 +140,7 @@ func attemptExtProc() *extprocv3.ExternalProcessor {
 			RequestHeaderMode:   extprocv3.ProcessingMode_SEND,
 			RequestBodyMode:     extprocv3.ProcessingMode_NONE,
 			RequestTrailerMode:  extprocv3.ProcessingMode_SKIP,
-			ResponseHeaderMode:  extprocv3.ProcessingMode_SEND,
+			ResponseHeaderMode:  extprocv3.ProcessingMode_SKIP,
 			ResponseBodyMode:    extprocv3.ProcessingMode_NONE,
 			ResponseTrailerMode: extprocv3.ProcessingMode_SKIP,
 		},
@@ -157,10 +160,60 @@ func attemptExtProc() *extprocv3.ExternalProcessor {
 func router() *routerv3.Router {
 	return &routerv3.Router{
 		SuppressEnvoyHeaders: true,
+		UpstreamLog:          []*accesslogv3.AccessLog{attemptLog()},
 		UpstreamHttpFilters: []*hcmv3.HttpFilter{
 			{Name: attemptFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(attemptExtProc())}},
 			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
 		},
+	}
+}
+
+// attemptOutcomeHeaders are the provider response headers ext_proc reads
+// from a failed attempt: when to retry, and the provider's rate-limit
+// figures (filters/router/health).
+var attemptOutcomeHeaders = []string{
+	"retry-after", "retry-after-ms",
+	"x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
+	"anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining",
+	"anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining",
+	"anthropic-ratelimit-input-tokens-limit", "anthropic-ratelimit-input-tokens-remaining",
+	"anthropic-ratelimit-output-tokens-limit", "anthropic-ratelimit-output-tokens-remaining",
+}
+
+// attemptLog sends the router's upstream log of failed attempts to ext_proc
+// over the gRPC access-log service: Envoy sends it without holding the
+// request, so the per-attempt filter needs no response message. Only
+// failures are logged (a status of 400 or more, none, or a response flag
+// such as a reset or timeout): a successful attempt is always the last,
+// whose answer ext_proc sees anyway. Each entry is flushed at once, so the
+// outcome is there before the answer it was retried into is.
+func attemptLog() *accesslogv3.AccessLog {
+	failed := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_OrFilter{OrFilter: &accesslogv3.OrFilter{
+		Filters: []*accesslogv3.AccessLogFilter{
+			{FilterSpecifier: &accesslogv3.AccessLogFilter_StatusCodeFilter{StatusCodeFilter: &accesslogv3.StatusCodeFilter{
+				Comparison: &accesslogv3.ComparisonFilter{Op: accesslogv3.ComparisonFilter_GE, Value: &corev3.RuntimeUInt32{DefaultValue: 400, RuntimeKey: "switchyard.attempt_log.min_status"}},
+			}}},
+			{FilterSpecifier: &accesslogv3.AccessLogFilter_StatusCodeFilter{StatusCodeFilter: &accesslogv3.StatusCodeFilter{
+				Comparison: &accesslogv3.ComparisonFilter{Op: accesslogv3.ComparisonFilter_EQ, Value: &corev3.RuntimeUInt32{DefaultValue: 0, RuntimeKey: "switchyard.attempt_log.no_status"}},
+			}}},
+			// No flags listed: any response flag matches.
+			{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{}}},
+		},
+	}}}
+	return &accesslogv3.AccessLog{
+		Name:   "envoy.access_loggers.http_grpc",
+		Filter: failed,
+		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.HttpGrpcAccessLogConfig{
+			CommonConfig: &grpclogv3.CommonGrpcAccessLogConfig{
+				LogName:             "switchyard.attempts",
+				GrpcService:         &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
+				TransportApiVersion: corev3.ApiVersion_V3,
+				BufferSizeBytes:     wrapperspb.UInt32(0),
+				BufferFlushInterval: dur(100 * time.Millisecond),
+			},
+			AdditionalRequestHeadersToLog:  []string{"x-request-id"},
+			AdditionalResponseHeadersToLog: attemptOutcomeHeaders,
+		})},
 	}
 }
 

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
+	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
+
+	"github.com/switchyard/switchyard/envoy/contract"
+	"github.com/switchyard/switchyard/filters"
+)
+
+// noResponse is the failure of an attempt that got no response headers
+// from its provider.
+const noResponse = "no response (connect failure, reset or timeout)"
+
+// AttemptLog returns the gRPC access-log service that receives Envoy's
+// router upstream log: one entry for each attempt that failed (the last
+// attempt's outcome is read from the answer itself). Envoy sends it off the
+// request path, so learning why an attempt failed costs the request no
+// ext_proc message.
+func (s *Server) AttemptLog() accesslogv3.AccessLogServiceServer { return attemptLog{s: s} }
+
+type attemptLog struct {
+	accesslogv3.UnimplementedAccessLogServiceServer
+	s *Server
+}
+
+func (l attemptLog) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamAccessLogsServer) error {
+	ctx := stream.Context()
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return stream.SendAndClose(&accesslogv3.StreamAccessLogsResponse{})
+		}
+		if err != nil {
+			if done(err) {
+				return nil
+			}
+			return err
+		}
+		start := l.s.now()
+		for _, e := range msg.GetHttpLogs().GetLogEntry() {
+			l.s.attemptLogged(ctx, e)
+		}
+		l.s.metrics.observePhase("attempt_log", l.s.now().Sub(start))
+	}
+}
+
+// attemptLogged records the outcome of the attempt a log entry describes.
+// An entry for a request already over (its outcome was settled without it)
+// is dropped.
+func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAccessLogEntry) {
+	id := e.GetRequest().GetRequestId()
+	if id == "" {
+		id = e.GetRequest().GetRequestHeaders()["x-request-id"]
+	}
+	v, ok := s.exchanges.Load(id)
+	if !ok {
+		return
+	}
+	lv := v.(*live)
+	c := e.GetCommonProperties()
+	a := attemptOf(lv.x, int(c.GetUpstreamRequestAttemptCount()), c.GetUpstreamCluster())
+	if a == nil {
+		s.log.LogAttrs(ctx, slog.LevelDebug, "attempt log entry matches no attempt", slog.String("request_id", id),
+			slog.Uint64("attempt", uint64(c.GetUpstreamRequestAttemptCount())), slog.String("cluster", c.GetUpstreamCluster()))
+		return
+	}
+	now := s.now()
+	o := filters.Outcome{Status: int(e.GetResponse().GetResponseCode().GetValue()), Latency: now.Sub(sentOrStarted(a))}
+	if o.Status == 0 {
+		o.Cause = causeOf(lv.x, a, logFlags(c.GetResponseFlags()), now)
+	}
+	for k, v := range e.GetResponse().GetResponseHeaders() {
+		o.Header = append(o.Header, filters.Header{Key: k, Value: v})
+	}
+	s.settle(ctx, lv, a, o)
+}
+
+// sentOrStarted is when the provider's time on an attempt began: when the
+// request reached it, or the attempt's start if it never did.
+func sentOrStarted(a *filters.Attempt) time.Time {
+	if !a.Sent.IsZero() {
+		return a.Sent
+	}
+	return a.Started
+}
+
+// attemptOf finds attempt n of an exchange, or when Envoy did not number
+// the entry, the earliest attempt on cluster whose outcome is unknown.
+func attemptOf(x *filters.Exchange, n int, cluster string) *filters.Attempt {
+	for _, a := range x.Attempts() {
+		if n > 0 && a.N == n {
+			return a
+		}
+		if n == 0 && !a.Outcome().Done && (cluster == "" || a.Target.Provider().Cluster == cluster) {
+			return a
+		}
+	}
+	return nil
+}
+
+// settleLast records the last attempt's outcome from the answer that
+// reached the router: its status and headers, or, when Envoy made the
+// answer itself, no response, blamed by the reply's flags.
+func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filters.Headers) {
+	a := lv.x.LastAttempt()
+	if a == nil {
+		return
+	}
+	now := s.now()
+	o := filters.Outcome{Status: status, Header: hdrs, Latency: now.Sub(sentOrStarted(a))}
+	if flags := hdrs.Get(contract.LocalReplyHeader); flags != "" {
+		o = filters.Outcome{Cause: causeOf(lv.x, a, flags, now), Latency: o.Latency}
+	}
+	s.settle(ctx, lv, a, o)
+}
+
+// awaitOutcomes waits at most d until every attempt's outcome is known and
+// returns the attempts still unknown. A retried attempt's outcome comes in
+// Envoy's attempt log, which may trail the answer by a moment.
+func (s *Server) awaitOutcomes(x *filters.Exchange, d time.Duration) []*filters.Attempt {
+	deadline := time.Now().Add(d)
+	for {
+		u := x.Unsettled()
+		if len(u) == 0 || !time.Now().Before(deadline) {
+			return u
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
