@@ -8,7 +8,7 @@
 // carries typed state from hook to hook. The [Chain] runs request hooks in
 // ascending filter order and response hooks in descending order, so the
 // first filter in is the last one out. Order is fixed by one table,
-// registry.go, never by the policy.
+// configs/policy/filters.go, never by the policy.
 //
 // A hook refuses a request by returning an [*openai.Error] (see [Reject]);
 // the chain stops and the server answers with the OpenAI error envelope.
