@@ -1,14 +1,18 @@
 package filters
 
 import (
+	"github.com/switchyard/switchyard/apischema/anthropic"
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/translator/messages"
 )
 
 // parseBody decodes the request body for the route's API before any body
-// hook runs, so every filter sees the same typed request. The body limit
-// is Envoy's to enforce (route request_body_buffer_limit), with a 413 in
-// the OpenAI envelope; ext_proc never sees a larger body.
+// hook runs, so every filter sees the same typed request: a Messages
+// request is read as its canonical chat request, which every filter
+// handles as chat. The body limit is Envoy's to enforce (route
+// request_body_buffer_limit), with a 413 in the OpenAI envelope; ext_proc
+// never sees a larger body.
 func parseBody(x *Exchange) *openai.Error {
 	switch x.Route.API {
 	case policy.APIChatCompletions:
@@ -17,6 +21,12 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Chat = req
+	case policy.APIMessages, policy.APICountTokens:
+		req, err := anthropic.ParseMessagesRequest(x.Body, x.Route.API == policy.APICountTokens)
+		if err != nil {
+			return err
+		}
+		x.Chat = messages.ToChat(req)
 	case policy.APIEmbeddings:
 		req, err := openai.ParseEmbeddingsRequest(x.Body)
 		if err != nil {

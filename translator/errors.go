@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -89,4 +90,28 @@ func Scrub(s string) string {
 		s = s[:1000]
 	}
 	return secretLike.ReplaceAllString(s, "[redacted]")
+}
+
+// ReadError reads back an error envelope a chat translator wrote, for a
+// route that renders errors in another API's envelope.
+func ReadError(status int, body []byte) *openai.Error {
+	var env struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}
+	e := &openai.Error{Status: status, Type: ErrorType(status), Message: http.StatusText(status)}
+	if json.Unmarshal(body, &env) == nil && env.Error.Message != "" {
+		e.Type, e.Message = env.Error.Type, env.Error.Message
+		if env.Error.Code != nil {
+			e.Code = *env.Error.Code
+		}
+		if env.Error.Param != nil {
+			e.Param = *env.Error.Param
+		}
+	}
+	return e
 }

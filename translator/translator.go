@@ -44,6 +44,9 @@ type Target struct {
 	ClientModel string
 	// Key is the provider API key for this attempt; empty means none.
 	Key string
+	// Header is the client's request headers, for a pass-through
+	// translator that keeps the client's protocol version and features.
+	Header Headers
 	// ID and Created identify the completion in OpenAI form.
 	ID      string
 	Created int64

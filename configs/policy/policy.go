@@ -34,9 +34,17 @@ const (
 	APIAdmin           API = "admin"
 	// APIUsage serves a tenant its own usage, read from the ledger.
 	APIUsage API = "usage"
+	// APIMessages is Anthropic's Messages API (/v1/messages), served by
+	// every provider kind.
+	APIMessages API = "messages"
+	// APICountTokens is Anthropic's /v1/messages/count_tokens.
+	APICountTokens API = "count_tokens"
 )
 
-var apis = map[string]API{"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage}
+var apis = map[string]API{
+	"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage,
+	"messages": APIMessages, "count_tokens": APICountTokens,
+}
 
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).

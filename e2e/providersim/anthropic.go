@@ -15,6 +15,7 @@ type anthropic struct{}
 
 func (a anthropic) routes(p *provider) {
 	p.handle("POST /v1/messages", a.messages)
+	p.handle("POST /v1/messages/count_tokens", a.countTokens)
 	p.handle("GET /v1/models", a.listModels)
 }
 
@@ -231,6 +232,37 @@ func (a anthropic) messages(x *exchange) {
 	reason := r.finish.anthropic()
 	msg.StopReason = &reason
 	x.writeJSON(http.StatusOK, msg)
+}
+
+// countTokens answers /v1/messages/count_tokens: the request is checked
+// as a Messages request (which takes no max_tokens here) and its prompt
+// counted with the simulator's tokenizer.
+func (a anthropic) countTokens(x *exchange) {
+	if x.r.Header.Get("anthropic-version") == "" {
+		x.fail(*anInvalid("anthropic-version: header is required"))
+		return
+	}
+	var req anRequest
+	if err := json.Unmarshal(x.body, &req); err != nil {
+		x.fail(*anInvalid("There was an error parsing the body of your request: %v", err))
+		return
+	}
+	if req.MaxTokens != nil {
+		x.fail(*anInvalid("max_tokens: Extra inputs are not permitted"))
+		return
+	}
+	one := 1
+	req.MaxTokens = &one
+	conv, errp := a.conversation(req)
+	if errp != nil {
+		x.fail(*errp)
+		return
+	}
+	if !x.p.knownModel(req.Model) {
+		x.fail(apiError{status: http.StatusNotFound, typ: "not_found_error", message: "model: " + req.Model})
+		return
+	}
+	x.writeJSON(http.StatusOK, map[string]int{"input_tokens": respond(conv).promptTokens})
 }
 
 // anCached reports whether the request asked for prompt caching anywhere.

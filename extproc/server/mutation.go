@@ -55,13 +55,14 @@ func mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
 	return m
 }
 
-// errorResponse answers the client with an OpenAI error envelope.
-func errorResponse(requestID string, e *openai.Error) *extprocv3.ProcessingResponse {
+// errorResponse answers the client with the error envelope of the
+// exchange's API; x is nil for a request that matched no route.
+func errorResponse(requestID string, e *openai.Error, x *filters.Exchange) *extprocv3.ProcessingResponse {
 	set := []filters.Header{{Key: "content-type", Value: "application/json"}, {Key: "x-request-id", Value: requestID}}
 	for k, v := range e.Headers {
 		set = append(set, filters.Header{Key: k, Value: v})
 	}
-	return immediate(e.Status, set, e.Body(), e.Code)
+	return immediate(e.Status, set, x.ErrorBody(e), e.Code)
 }
 
 // replyResponse answers with a reply made by a filter.

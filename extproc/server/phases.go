@@ -28,7 +28,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	path, query, _ := strings.Cut(hdrs.Get(":path"), "?")
 	route := rt.Policy.Route(path)
 	if route == nil {
-		return nil, errorResponse(id, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "unknown URL: %s %s", hdrs.Get(":method"), path))
+		return nil, errorResponse(id, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "unknown URL: %s %s", hdrs.Get(":method"), path), nil)
 	}
 	x := &filters.Exchange{
 		ID: id, Started: s.now(), Policy: rt.Policy, Route: route,
@@ -40,7 +40,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	// attempts (its provider, its key, its budget), so it is refused.
 	if _, dup := s.exchanges.LoadOrStore(id, lv); dup {
 		return nil, errorResponse(id, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "duplicate_request_id",
-			"another request with this x-request-id is in flight; send a unique id or none"))
+			"another request with this x-request-id is in flight; send a unique id or none"), x)
 	}
 
 	if err := lv.chain.RequestHeaders(ctx, x); err != nil {
@@ -151,7 +151,7 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 		// Headers are gone: the only way to report is an error event.
 		e := filters.AsError(err, x.ID)
 		lv.cause = e
-		ch.Data = append(ch.Data, e.StreamEvent()...)
+		ch.Data = append(ch.Data, x.ErrorEvent(e)...)
 	}
 	if ch.EOS {
 		lv.complete = true
@@ -180,7 +180,7 @@ func (s *Server) reject(ctx context.Context, lv *live, err error) *extprocv3.Pro
 	}
 	s.log.LogAttrs(ctx, level, "request refused", slog.String("request_id", lv.x.ID), slog.Int("status", e.Status),
 		slog.String("code", e.Code), slog.String("reason", errText(err, e)))
-	return errorResponse(lv.x.ID, e)
+	return errorResponse(lv.x.ID, e, lv.x)
 }
 
 // errText is the log text of a refusal: the envelope's message, or for an
@@ -202,7 +202,7 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 	if !ok {
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt for an unknown request; refusing to forward it", slog.String("request_id", id))
 		return errorResponse(id, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "gateway_state_lost",
-			"the gateway lost track of this request; retry it")), nil, nil
+			"the gateway lost track of this request; retry it"), nil), nil, nil
 	}
 	lv := v.(*live)
 	x := lv.x
@@ -217,19 +217,19 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 			// The gateway's own refusal is no provider's outcome.
 			a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
 		}
-		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
+		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil, nil
 	}
 	if err := lv.chain.Attempt(ctx, x, a); err != nil {
 		e := filters.AsError(err, id)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
 			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
 		a.Finish(filters.Outcome{Status: e.Status})
-		return errorResponse(id, e), nil, nil
+		return errorResponse(id, e, x), nil, nil
 	}
 	if a.Upstream.Path == "" {
 		s.log.LogAttrs(ctx, slog.LevelError, "no filter translated the request; refusing to forward it", slog.String("request_id", id))
 		a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
-		return errorResponse(id, filters.AsError(errUntranslated, id)), nil, nil
+		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil, nil
 	}
 	p := a.Target.Provider()
 	set := append([]filters.Header{

@@ -33,6 +33,6 @@ func (s *Server) recovered(ctx context.Context, stream extprocv3.ExternalProcess
 		"the gateway failed on this request (request id %s); retry it", id)
 	// A stream whose answer has begun cannot take an immediate response:
 	// Envoy then resets it, which the client sees as a cut answer.
-	_ = stream.Send(errorResponse(id, e))
+	_ = stream.Send(errorResponse(id, e, nil))
 	return e
 }

@@ -1,6 +1,7 @@
 // Package auth is the filter that authenticates virtual keys.
 //
-// A client sends "Authorization: Bearer <virtual key>". The filter hashes
+// A client sends "Authorization: Bearer <virtual key>", or, as Anthropic's
+// clients do, "X-Api-Key: <virtual key>". The filter hashes
 // the key with SHA-256 and looks the hash up among the policy's keys, then
 // among the keys issued at runtime through the admin API, which live in the
 // shared store; the key itself is never stored, logged or forwarded. A
@@ -63,11 +64,15 @@ func (*Filter) Uses() []filters.Use {
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
+	x.RemoveRequestHeader("x-api-key")
 	x.RemoveRequestHeader("x-app")
 	token := filters.BearerToken(x.Header)
 	if token == "" {
+		token = strings.TrimSpace(x.Header.Get("x-api-key"))
+	}
+	if token == "" {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key",
-			"you didn't provide an API key; send it as 'Authorization: Bearer YOUR_KEY'")
+			"you didn't provide an API key; send it as 'Authorization: Bearer YOUR_KEY' or 'X-Api-Key: YOUR_KEY'")
 	}
 	sum := sha256.Sum256([]byte(token))
 	key := x.Policy.KeyByHash(sum)

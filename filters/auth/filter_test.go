@@ -69,12 +69,16 @@ func TestRequestHeaders(t *testing.T) {
 		name       string
 		ring       store.KeyRing
 		token, app string
+		// apiKey sends the token as X-Api-Key, as Anthropic's clients do.
+		apiKey     bool
 		want       caller
 		wantStatus int
 		wantCode   string
 	}{
 		{name: "no key", ring: ring, wantStatus: 401, wantCode: "missing_api_key"},
 		{name: "policy key", ring: ring, token: "sk-any", want: caller{"acme", "any-app", ""}},
+		{name: "policy key as X-Api-Key", ring: ring, token: "sk-any", apiKey: true, want: caller{"acme", "any-app", ""}},
+		{name: "unknown key as X-Api-Key", ring: ring, token: "sk-nobody", apiKey: true, wantStatus: 401, wantCode: "invalid_api_key"},
 		{name: "policy key bound to an app", ring: ring, token: "sk-web", want: caller{"acme", "web-only", "web"}},
 		{name: "unknown key", ring: ring, token: "sk-nobody", wantStatus: 401, wantCode: "invalid_api_key"},
 		{name: "unknown key without a store", token: "sk-runtime", wantStatus: 401, wantCode: "invalid_api_key"},
@@ -93,7 +97,10 @@ func TestRequestHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &Filter{keys: tc.ring}
 			x := &filters.Exchange{ID: "r1", Policy: p}
-			if tc.token != "" {
+			switch {
+			case tc.apiKey:
+				x.Header = append(x.Header, filters.Header{Key: "x-api-key", Value: tc.token})
+			case tc.token != "":
 				x.Header = append(x.Header, filters.Header{Key: "authorization", Value: "Bearer " + tc.token})
 			}
 			if tc.app != "" {
@@ -101,7 +108,7 @@ func TestRequestHeaders(t *testing.T) {
 			}
 			err := f.RequestHeaders(ctx, x)
 			_, removed := x.TakeRequestMutations()
-			if diff := cmp.Diff([]string{"authorization", "x-app"}, removed); diff != "" {
+			if diff := cmp.Diff([]string{"authorization", "x-api-key", "x-app"}, removed); diff != "" {
 				t.Errorf("removed request headers (-want +got):\n%s", diff)
 			}
 			if tc.wantStatus != 0 {

@@ -2,13 +2,16 @@ package translate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	apianthropic "github.com/switchyard/switchyard/apischema/anthropic"
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -82,10 +85,15 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 		Model:       a.Target.Model,
 		ClientModel: x.RequestedModel(),
 		Key:         f.key(a),
+		Header:      x.Header,
 		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
 		Created:     x.Started.Unix(),
 	}
-	tr := For(t)
+	tr := For(x.Route.API, t)
+	if tr == nil {
+		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+			"provider kind %s does not serve %s", p.Kind, x.Route.API)
+	}
 	var (
 		up  translator.Upstream
 		err *openai.Error
@@ -107,6 +115,23 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 		return err
 	}
 	a.Translator, a.Upstream = tr, up
+	return nil
+}
+
+// RequestBody implements [filters.RequestBodyHook]. A token count goes
+// only to providers that count (Anthropic's count_tokens); when the plan
+// holds none, the gateway answers with its own estimate, and says so in
+// x-switchyard-token-count.
+func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
+	if x.Route.API != policy.APICountTokens {
+		return nil
+	}
+	x.Plan = slices.DeleteFunc(x.Plan, func(t filters.Target) bool { return !Counts(t.Provider().Kind) })
+	if len(x.Plan) > 0 {
+		return nil
+	}
+	body, _ := json.Marshal(apianthropic.TokenCount{InputTokens: openai.EstimatePromptTokens(x.Chat)})
+	x.Respond(http.StatusOK, body, filters.Header{Key: "x-switchyard-token-count", Value: "estimated"})
 	return nil
 }
 
@@ -220,6 +245,7 @@ func Cost(p policy.Price, u filters.Usage) int64 {
 }
 
 var (
+	_ filters.RequestBodyHook     = (*Filter)(nil)
 	_ filters.AttemptHook         = (*Filter)(nil)
 	_ filters.ResponseHeadersHook = (*Filter)(nil)
 	_ filters.ResponseChunkHook   = (*Filter)(nil)

@@ -5,10 +5,12 @@ import (
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/anthropic"
 	"github.com/switchyard/switchyard/translator/gemini"
+	"github.com/switchyard/switchyard/translator/messages"
 	openaix "github.com/switchyard/switchyard/translator/openai"
 )
 
-// translators maps a provider kind to the constructor of its translator.
+// translators maps a provider kind to the constructor of its chat
+// translator: the (chat completions, provider) schema pairs.
 var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 	policy.KindOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
 	policy.KindAzureOpenAI: func(t translator.Target) translator.Translator { return openaix.New(t) },
@@ -19,13 +21,29 @@ var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 	policy.KindGemini:    func(t translator.Target) translator.Translator { return gemini.New(t) },
 }
 
-// For returns a translator for one attempt, or nil for a kind the gateway
-// cannot translate to.
-func For(t translator.Target) translator.Translator {
-	if f := translators[t.Provider.Kind]; f != nil {
-		return f(t)
+// For returns a translator for one attempt of a request of the client API
+// api, or nil for a kind the gateway cannot translate to. A Messages
+// client is served by Anthropic as it is, and by any other kind through
+// that kind's chat translator. Only Anthropic counts a Messages request's
+// tokens (see [Counts]).
+func For(api policy.API, t translator.Target) translator.Translator {
+	chat := translators[t.Provider.Kind]
+	if chat == nil {
+		return nil
 	}
-	return nil
+	switch api {
+	case policy.APICountTokens:
+		if t.Provider.Kind == policy.KindAnthropic {
+			return anthropic.NewCounter(t)
+		}
+		return nil
+	case policy.APIMessages:
+		if t.Provider.Kind == policy.KindAnthropic {
+			return anthropic.NewPassthrough(t)
+		}
+		return messages.New(chat(t), t)
+	}
+	return chat(t)
 }
 
 // checks maps a provider kind to its health check: a cheap call that
@@ -46,3 +64,7 @@ func CheckRequest(p *policy.Provider, key string) (translator.Upstream, bool) {
 	}
 	return translator.Upstream{}, false
 }
+
+// Counts reports whether a provider kind counts the tokens of a Messages
+// request itself; for the others the gateway estimates.
+func Counts(k policy.Kind) bool { return k == policy.KindAnthropic }

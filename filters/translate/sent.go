@@ -27,12 +27,19 @@ type sentEvent struct {
 	Error *struct {
 		Type string `json:"type"`
 	} `json:"error"`
+
+	// An Anthropic Messages event: the type, and a content block's delta.
+	Type  string `json:"type"`
+	Delta struct {
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+	} `json:"delta"`
 }
 
 // record notes in s what one piece of translated stream tells about the
 // answer: when its first generated content went out, the generated text,
-// and an error event. Translators emit whole events, so every "data:" line
-// is a complete one.
+// and an error event, whichever API's events the client gets. Translators
+// emit whole events, so every "data:" line is a complete one.
 func record(s *filters.Sent, out []byte, now func() time.Time) {
 	for len(out) > 0 {
 		line, rest, _ := bytes.Cut(out, []byte("\n"))
@@ -49,6 +56,10 @@ func record(s *filters.Sent, out []byte, now func() time.Time) {
 			s.ErrorType = cmp.Or(ev.Error.Type, "stream_error")
 		}
 		before := len(s.Text)
+		if ev.Type == "content_block_delta" {
+			s.Text = append(s.Text, ev.Delta.Text...)
+			s.Text = append(s.Text, ev.Delta.PartialJSON...)
+		}
 		for _, c := range ev.Choices {
 			s.Text = append(s.Text, c.Delta.Content...)
 			s.Text = append(s.Text, c.Delta.Refusal...)

@@ -1,0 +1,41 @@
+package filters
+
+import (
+	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// SpeaksAnthropic reports whether the client expects Anthropic's wire
+// format: on the Messages routes, and on the model list when the client
+// sent anthropic-version, as Anthropic's SDKs always do.
+func (x *Exchange) SpeaksAnthropic() bool {
+	if x == nil || x.Route == nil {
+		return false
+	}
+	switch x.Route.API {
+	case policy.APIMessages, policy.APICountTokens:
+		return true
+	case policy.APIModels:
+		return x.Header.Get("anthropic-version") != ""
+	}
+	return false
+}
+
+// ErrorBody renders a refusal in the error envelope the client expects.
+// A nil exchange (a request that matched no route) gets OpenAI's.
+func (x *Exchange) ErrorBody(e *openai.Error) []byte {
+	if x.SpeaksAnthropic() {
+		return anthropic.ErrorBody(e, x.ID)
+	}
+	return e.Body()
+}
+
+// ErrorEvent renders a refusal as the event that ends a stream whose
+// headers are gone, in the client's protocol.
+func (x *Exchange) ErrorEvent(e *openai.Error) []byte {
+	if x.SpeaksAnthropic() {
+		return anthropic.ErrorEvent(e)
+	}
+	return e.StreamEvent()
+}

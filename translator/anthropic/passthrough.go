@@ -1,0 +1,176 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/switchyard/switchyard/apischema/anthropic"
+	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/translator"
+)
+
+// Passthrough serves a Messages client (/v1/messages) from an Anthropic
+// provider: the (Messages, Anthropic) schema pair. The client's body goes
+// out as it came, but for the model name, with the gateway's key in place
+// of the client's; the answer comes back byte for byte, read on the way
+// for its usage and its end. Errors are the provider's, mapped as for
+// chat (a refused gateway key is the gateway's fault, not the client's)
+// and rendered in Anthropic's envelope.
+//
+// The same pass-through serves /v1/messages/count_tokens, whose answer
+// ({"input_tokens": N}) costs nothing and reports no usage.
+type Passthrough struct {
+	chat  Translator // reads usage and errors as the chat translator does
+	count bool       // a token count, not a message
+	done  bool       // message_stop or an error event was seen
+	cut   bool       // the stream ended early and was told so
+}
+
+// NewPassthrough returns a pass-through translator for one attempt of a
+// Messages request.
+func NewPassthrough(t translator.Target) *Passthrough { return &Passthrough{chat: Translator{t: t}} }
+
+// NewCounter returns a pass-through translator for one attempt of a token
+// count.
+func NewCounter(t translator.Target) *Passthrough {
+	return &Passthrough{chat: Translator{t: t}, count: true}
+}
+
+// Request implements [translator.Translator.Request]: raw with its model
+// replaced by the provider's, and the anthropic-version and beta flags
+// the client sent (the gateway's version when it sent none).
+func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
+	t := p.chat.t
+	body, err := replaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
+	if err != nil {
+		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
+	}
+	version := t.Header.Get("anthropic-version")
+	if version == "" {
+		version = anthropic.Version
+	}
+	path := "/v1/messages"
+	if p.count {
+		path += "/count_tokens"
+	}
+	up := translator.Upstream{
+		Path: t.Provider.BasePath + path,
+		Header: translator.Headers{
+			{Key: "content-type", Value: "application/json"},
+			{Key: "anthropic-version", Value: version},
+		},
+		Body: body,
+	}
+	if t.Key != "" {
+		up.Header = append(up.Header, translator.Header{Key: "x-api-key", Value: t.Key})
+	}
+	return up, nil
+}
+
+// IsStream implements [translator.Translator.IsStream].
+func (p *Passthrough) IsStream(status int, h translator.Headers) bool {
+	return p.chat.IsStream(status, h)
+}
+
+// Usage implements [translator.Translator.Usage].
+func (p *Passthrough) Usage() (wire.Usage, bool) { return p.chat.Usage() }
+
+// StreamChunk implements [translator.Translator.StreamChunk]: b goes to
+// the client unchanged. A stream that ends without message_stop gets an
+// error event, so the client cannot take a cut answer for a whole one.
+func (p *Passthrough) StreamChunk(b []byte, eos bool) []byte {
+	p.chat.r.Feed(b)
+	for {
+		ev, ok := p.chat.r.Next()
+		if !ok {
+			break
+		}
+		p.observe(ev.Data)
+	}
+	if eos {
+		if ev, ok := p.chat.r.Flush(); ok {
+			p.observe(ev.Data)
+		}
+		if !p.done && !p.cut {
+			p.cut = true
+			e := translator.GarbageError(p.chat.t.Provider.Name, "the stream ended before it was complete")
+			return append(b, anthropic.ErrorEvent(e)...)
+		}
+	}
+	return b
+}
+
+// observe reads one event for the usage it reports and whether it ends
+// the stream.
+func (p *Passthrough) observe(data []byte) {
+	var e event
+	if json.Unmarshal(data, &e) != nil {
+		return
+	}
+	switch e.Type {
+	case "message_start":
+		if e.Message != nil {
+			p.chat.usage.set(e.Message.Usage)
+		}
+	case "message_delta":
+		p.chat.usage.set(e.Usage)
+	case "message_stop", "error":
+		p.done = true
+	}
+}
+
+// Complete implements [translator.Translator.Complete].
+func (p *Passthrough) Complete(status int, h translator.Headers, body []byte) translator.Result {
+	if p.count && status >= 200 && status <= 299 {
+		return translator.Result{Status: status, Body: body}
+	}
+	r := p.chat.Complete(status, h, body)
+	if r.Status >= http.StatusBadRequest {
+		r.Body = anthropic.ErrorBody(translator.ReadError(r.Status, r.Body), "")
+		return r
+	}
+	return translator.Result{Status: status, Body: body}
+}
+
+// replaceMember returns the JSON object obj with the value of every
+// top-level member named key replaced by value (JSON text); the rest of
+// the bytes are kept as they are.
+func replaceMember(obj []byte, key, value string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errNotObject
+	}
+	var out []byte
+	last := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if t != key {
+			continue
+		}
+		end := int(dec.InputOffset())
+		start := end - len(v)
+		out = append(append(out, obj[last:start]...), value...)
+		last = end
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, errNotObject
+	}
+	return append(out, obj[last:]...), nil
+}
+
+type notObject struct{}
+
+func (notObject) Error() string { return "not a JSON object" }
+
+var errNotObject error = notObject{}
+
+var _ translator.Translator = (*Passthrough)(nil)

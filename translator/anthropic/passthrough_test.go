@@ -1,0 +1,104 @@
+package anthropic
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchyard/switchyard/translator"
+	"github.com/switchyard/switchyard/translator/translatortest"
+)
+
+func TestReplaceMember(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		wantErr        bool
+	}{
+		{"compact", `{"model":"a","max_tokens":5}`, `{"model":"X","max_tokens":5}`, false},
+		{"spacing kept", "{ \"max_tokens\" : 5 ,\n \"model\" :  \"a\" }", "{ \"max_tokens\" : 5 ,\n \"model\" :  \"X\" }", false},
+		{"nested model untouched", `{"metadata":{"model":"a"},"model":"b"}`, `{"metadata":{"model":"a"},"model":"X"}`, false},
+		{"every duplicate replaced", `{"model":"a","model":"b"}`, `{"model":"X","model":"X"}`, false},
+		{"non-string value replaced", `{"model":7}`, `{"model":"X"}`, false},
+		{"no model", `{"messages":[]}`, `{"messages":[]}`, false},
+		{"not an object", `["model"]`, "", true},
+		{"torn", `{"model":"a"`, "", true},
+	}
+	for _, tt := range tests {
+		got, err := replaceMember([]byte(tt.in), "model", `"X"`)
+		if (err != nil) != tt.wantErr || string(got) != tt.want {
+			t.Errorf("%s: got %q, %v; want %q, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestPassthroughRequest(t *testing.T) {
+	tt := testTarget()
+	tt.Header = translator.Headers{{Key: "anthropic-version", Value: "2099-01-01"}}
+	up, e := NewPassthrough(tt).Request(nil, []byte(`{"model":"claude-sonnet","max_tokens":9,"messages":[]}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	if up.Path != "/v1/messages" || string(up.Body) != `{"model":"claude-sonnet-4-5","max_tokens":9,"messages":[]}` {
+		t.Errorf("path %s body %s", up.Path, up.Body)
+	}
+	h := translatortest.HeaderMap(up.Header)
+	if h["anthropic-version"] != "2099-01-01" || h["x-api-key"] != "test-key-0001" {
+		t.Errorf("headers %v; want the client's version and the gateway's key", h)
+	}
+	up, _ = NewCounter(testTarget()).Request(nil, []byte(`{"model":"claude-sonnet","messages":[]}`))
+	if up.Path != "/v1/messages/count_tokens" || translatortest.HeaderMap(up.Header)["anthropic-version"] != apiVersion {
+		t.Errorf("count: path %s headers %v", up.Path, up.Header)
+	}
+}
+
+// TestPassthroughStream: the provider's bytes reach the client as they
+// are, however they are cut, with their usage read on the way; a stream
+// cut before message_stop ends with an error event.
+func TestPassthroughStream(t *testing.T) {
+	whole := strings.Join([]string{
+		`event: message_start`,
+		`data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":30}}}`,
+		``,
+		`event: content_block_delta`,
+		`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
+		``,
+		`event: message_delta`,
+		`data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}`,
+		``,
+		`event: message_stop`,
+		`data: {"type":"message_stop"}`,
+		``, ``,
+	}, "\n")
+	fresh := func() translator.Translator { return NewPassthrough(testTarget()) }
+	translatortest.Splits(t, []byte(whole), []byte(whole), fresh)
+	tr := NewPassthrough(testTarget())
+	translatortest.Feed(tr, []byte(whole))
+	u, ok := tr.Usage()
+	if !ok || u.PromptTokens != 42 || u.CompletionTokens != 7 || u.Cached() != 30 {
+		t.Errorf("usage %+v (%v); want 42 prompt (30 cached), 7 completion", u, ok)
+	}
+	cut := whole[:strings.Index(whole, "event: message_delta")]
+	out := translatortest.Feed(NewPassthrough(testTarget()), []byte(cut))
+	if !strings.HasPrefix(string(out), cut) || !strings.Contains(string(out[len(cut):]), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"") {
+		t.Errorf("cut stream gave %q", out)
+	}
+}
+
+func TestPassthroughComplete(t *testing.T) {
+	body := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2}}`
+	tr := NewPassthrough(testTarget())
+	r := tr.Complete(200, nil, []byte(body))
+	if r.Status != 200 || string(r.Body) != body {
+		t.Errorf("got %d %s; want the body as it came", r.Status, r.Body)
+	}
+	if u, ok := tr.Usage(); !ok || u.TotalTokens != 5 {
+		t.Errorf("usage %+v", u)
+	}
+	r = NewPassthrough(testTarget()).Complete(401, nil, []byte(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`))
+	if r.Status != 502 || !strings.Contains(string(r.Body), `"type":"error","error":{"type":"api_error","message":"provider anthropic refused the gateway's credentials"}`) {
+		t.Errorf("a refused gateway key: %d %s", r.Status, r.Body)
+	}
+	r = NewCounter(testTarget()).Complete(200, nil, []byte(`{"input_tokens":14}`))
+	if r.Status != 200 || string(r.Body) != `{"input_tokens":14}` {
+		t.Errorf("count: %d %s", r.Status, r.Body)
+	}
+}
