@@ -63,6 +63,11 @@ func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstr
 		},
 		Body: body,
 	}
+	if beta := t.Header.Get("anthropic-beta"); beta != "" {
+		// The features the client opted into are Anthropic's to serve;
+		// every other provider is spared the header.
+		up.Header = append(up.Header, translator.Header{Key: "anthropic-beta", Value: beta})
+	}
 	if t.Key != "" {
 		up.Header = append(up.Header, translator.Header{Key: "x-api-key", Value: t.Key})
 	}

@@ -32,7 +32,7 @@ func TestReplaceMember(t *testing.T) {
 
 func TestPassthroughRequest(t *testing.T) {
 	tt := testTarget()
-	tt.Header = translator.Headers{{Key: "anthropic-version", Value: "2099-01-01"}}
+	tt.Header = translator.Headers{{Key: "anthropic-version", Value: "2099-01-01"}, {Key: "anthropic-beta", Value: "tools-2099"}}
 	up, e := NewPassthrough(tt).Request(nil, []byte(`{"model":"claude-sonnet","max_tokens":9,"messages":[]}`))
 	if e != nil {
 		t.Fatal(e)
@@ -41,8 +41,8 @@ func TestPassthroughRequest(t *testing.T) {
 		t.Errorf("path %s body %s", up.Path, up.Body)
 	}
 	h := translatortest.HeaderMap(up.Header)
-	if h["anthropic-version"] != "2099-01-01" || h["x-api-key"] != "test-key-0001" {
-		t.Errorf("headers %v; want the client's version and the gateway's key", h)
+	if h["anthropic-version"] != "2099-01-01" || h["anthropic-beta"] != "tools-2099" || h["x-api-key"] != "test-key-0001" {
+		t.Errorf("headers %v; want the client's version and beta flags, and the gateway's key", h)
 	}
 	up, _ = NewCounter(testTarget()).Request(nil, []byte(`{"model":"claude-sonnet","messages":[]}`))
 	if up.Path != "/v1/messages/count_tokens" || translatortest.HeaderMap(up.Header)["anthropic-version"] != apiVersion {
