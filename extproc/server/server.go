@@ -138,7 +138,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				// Shed before any work, and without a log line each: a
 				// flood must not buy itself a log write per request.
 				s.metrics.shed.WithLabelValues("requests").Inc()
-				resp = errorResponse(toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id"), e)
+				resp = errorResponse(toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id"), e, nil)
 				break
 			}
 			admitted = true
@@ -152,7 +152,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				s.metrics.shed.WithLabelValues("bytes").Inc()
 				e := overloaded("request bytes in flight")
 				lv.cause, lv.x.Response.Status = e, e.Status
-				resp = errorResponse(lv.x.ID, e)
+				resp = errorResponse(lv.x.ID, e, lv.x)
 				break
 			}
 			held += n
