@@ -2,7 +2,6 @@ package server
 
 import (
 	"slices"
-	"strconv"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -115,5 +114,3 @@ func bodyMutation(b []byte) *extprocv3.BodyMutation {
 	}
 	return &extprocv3.BodyMutation{Mutation: &extprocv3.BodyMutation_Body{Body: b}}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -195,6 +195,9 @@ func TestRequestLifecycle(t *testing.T) {
 	if got := resp.GetModeOverride().GetResponseBodyMode(); got != httpextprocv3.ProcessingMode_STREAMED {
 		t.Errorf("mode override = %v, want STREAMED", got)
 	}
+	if !overrideAllowed(t, resp.GetModeOverride()) {
+		t.Errorf("mode override %v is not one the generated Envoy configuration allows", resp.GetModeOverride())
+	}
 	rh := resp.GetResponseHeaders().GetResponse().GetHeaderMutation()
 	rs := setOf(rh)
 	if rs["x-model-used"] != "mini" || rs["x-provider-used"] != "oa" || rs["x-request-id"] != "rid-1" {
