@@ -1,6 +1,6 @@
 # Switchyard — the two commands that matter:
 #   make run    start a working gateway on http://127.0.0.1:8080/v1 (simulated providers)
-#   make test   unit tests (with -race) and the end-to-end suite on real Envoy and Redis
+#   make test   lint, unit tests (with -race) and the end-to-end suite on real Envoy and Redis
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
@@ -62,8 +62,8 @@ run: envoy build
 	@command -v redis-server >/dev/null || $(MAKE) --no-print-directory redis || echo "redis-server unavailable: using the embedded store"
 	$(BIN)/devstack -config $(CONFIG)
 
-## test: unit tests with -race, then the end-to-end suite
-test: test-unit test-e2e
+## test: go vet, staticcheck and gofmt, unit tests with -race, then the end-to-end suite
+test: lint test-unit test-e2e
 
 # The end-to-end suite is the e2e package alone; its helpers (e2e/harness,
 # e2e/providersim, ...) are unit-tested with the rest. Leaving it out of the
@@ -99,8 +99,17 @@ check-config:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-lint:
+# staticcheck is pinned and installed into .tools/ like Envoy.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(TOOLS)/bin/staticcheck
+
+$(STATICCHECK):
+	@mkdir -p $(TOOLS)/bin
+	GOBIN=$(TOOLS)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: $(STATICCHECK)
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # fuzz runs every native fuzz target of the parsers and translators briefly;

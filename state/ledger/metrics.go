@@ -108,4 +108,3 @@ func (m *Metrics) depth(n int) {
 		m.buffered.Set(float64(n))
 	}
 }
-

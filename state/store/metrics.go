@@ -84,4 +84,3 @@ func (m *Metrics) drop(reason string, depth int) {
 		m.spoolDepth.Set(float64(depth))
 	}
 }
-

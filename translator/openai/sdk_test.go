@@ -26,11 +26,10 @@ import (
 
 // simProvider is one simulated provider behind a translator.
 type simProvider struct {
-	ct          caseTarget
-	simKind     providersim.Kind
-	embedModel  string
-	wantEchoed  string // the model name the simulator echoes in its text
-	noEmbedding bool
+	ct         caseTarget
+	simKind    providersim.Kind
+	embedModel string
+	wantEchoed string // the model name the simulator echoes in its text
 }
 
 var simProviders = map[string]simProvider{
