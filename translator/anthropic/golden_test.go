@@ -52,27 +52,12 @@ func newWith(t testing.TB, raw []byte) *Translator {
 	return tr
 }
 
-type resultGolden struct {
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    json.RawMessage   `json:"body"`
-}
-
-// resultOf is a translated answer as the golden files show it.
-func resultOf(t *testing.T, r translator.Result) resultGolden {
-	t.Helper()
-	if !json.Valid(r.Body) {
-		t.Fatalf("body is not JSON: %q", r.Body)
-	}
-	return resultGolden{Status: r.Status, Headers: translatortest.HeaderMap(r.Header), Body: r.Body}
-}
-
 func TestRequestGolden(t *testing.T) {
 	translatortest.Run(t, "request", "json", func(t *testing.T, c translatortest.Case) {
 		up, e := translatortest.SendChat(t, New(testTarget()), c.Input(t))
 		var got any
 		if e != nil {
-			got = resultGolden{Status: e.Status, Body: e.Body()}
+			got = translatortest.Result{Status: e.Status, Body: e.Body()}
 		} else {
 			got = struct {
 				Path    string            `json:"path"`
@@ -88,7 +73,7 @@ func TestResponseGolden(t *testing.T) {
 	translatortest.Run(t, "response", "json", func(t *testing.T, c translatortest.Case) {
 		tr := newWith(t, c.Request(defaultRequest))
 		r := tr.Complete(200, translator.Headers{{Key: "content-type", Value: "application/json"}}, c.Input(t))
-		c.Check(t, translatortest.JSON(t, resultOf(t, r)))
+		c.Check(t, translatortest.JSON(t, translatortest.ResultOf(t, r)))
 	})
 }
 
@@ -104,7 +89,7 @@ func TestErrorGolden(t *testing.T) {
 		}
 		tr := newWith(t, c.Request(defaultRequest))
 		r := tr.Complete(in.Status, translatortest.Headers(in.Headers), []byte(in.Body))
-		c.Check(t, translatortest.JSON(t, resultOf(t, r)))
+		c.Check(t, translatortest.JSON(t, translatortest.ResultOf(t, r)))
 		if r.Status >= 200 && r.Status < 300 {
 			t.Errorf("got status %d for a provider error, want an error status", r.Status)
 		}

@@ -69,27 +69,12 @@ func clientRequest(t *testing.T, tr *Translator, c translatortest.Case, body []b
 	}
 }
 
-// resultGolden is a translated whole answer as the golden files show it.
-type resultGolden struct {
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    json.RawMessage   `json:"body"`
-}
-
 // upstreamGolden is a translated request, or its refusal.
 type upstreamGolden struct {
-	Path    string            `json:"path,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    json.RawMessage   `json:"body,omitempty"`
-	Refusal *resultGolden     `json:"refusal,omitempty"`
-}
-
-func resultOf(t *testing.T, r translator.Result) *resultGolden {
-	t.Helper()
-	if !json.Valid(r.Body) {
-		t.Fatalf("body is not JSON: %q", r.Body)
-	}
-	return &resultGolden{Status: r.Status, Headers: translatortest.HeaderMap(r.Header), Body: r.Body}
+	Path    string                 `json:"path,omitempty"`
+	Headers map[string]string      `json:"headers,omitempty"`
+	Body    json.RawMessage        `json:"body,omitempty"`
+	Refusal *translatortest.Result `json:"refusal,omitempty"`
 }
 
 // TestRequestGolden: OpenAI request in, Gemini request (path, headers,
@@ -99,7 +84,7 @@ func TestRequestGolden(t *testing.T) {
 		up, e := send(t, New(targetFor(c.Name)), c, c.Input(t))
 		var g upstreamGolden
 		if e != nil {
-			g.Refusal = resultOf(t, translator.ErrorResult(e))
+			g.Refusal = translatortest.ResultOf(t, translator.ErrorResult(e))
 		} else {
 			if !json.Valid(up.Body) {
 				t.Fatalf("upstream body is not JSON: %q", up.Body)
@@ -123,7 +108,7 @@ func TestResponseGolden(t *testing.T) {
 		} else {
 			r = tr.Complete(200, h, body)
 		}
-		c.Check(t, translatortest.JSON(t, resultOf(t, r)))
+		c.Check(t, translatortest.JSON(t, translatortest.ResultOf(t, r)))
 	})
 }
 
@@ -150,7 +135,7 @@ func TestErrorGolden(t *testing.T) {
 		} else {
 			r = tr.Complete(in.Status, h, []byte(in.Body))
 		}
-		got := resultOf(t, r)
+		got := translatortest.ResultOf(t, r)
 		if bytes.Contains(got.Body, []byte("test-gemini-key")) {
 			t.Errorf("the provider key leaked into the answer: %s", got.Body)
 		}

@@ -68,20 +68,6 @@ func fresh(t testing.TB, raw []byte) *Translator {
 	return tr
 }
 
-type resultGolden struct {
-	Status  int               `json:"status"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    json.RawMessage   `json:"body"`
-}
-
-func resultOf(t *testing.T, r translator.Result) resultGolden {
-	t.Helper()
-	if !json.Valid(r.Body) {
-		t.Fatalf("body is not JSON: %q", r.Body)
-	}
-	return resultGolden{Status: r.Status, Headers: translatortest.HeaderMap(r.Header), Body: r.Body}
-}
-
 func TestRequestGolden(t *testing.T) {
 	translatortest.Run(t, "request", "json", func(t *testing.T, c translatortest.Case) {
 		raw := c.Input(t)
@@ -111,7 +97,7 @@ func TestResponseGolden(t *testing.T) {
 	translatortest.Run(t, "response", "json", func(t *testing.T, c translatortest.Case) {
 		tr := fresh(t, c.Request(defaultRequest))
 		r := tr.Complete(200, translator.Headers{{Key: "content-type", Value: "application/json"}}, c.Input(t))
-		c.Check(t, translatortest.JSON(t, resultOf(t, r)))
+		c.Check(t, translatortest.JSON(t, translatortest.ResultOf(t, r)))
 	})
 }
 
@@ -130,7 +116,7 @@ func TestErrorGolden(t *testing.T) {
 			h = append(h, translator.Header{Key: k, Value: v})
 		}
 		r := fresh(t, c.Request(defaultRequest)).Complete(in.Status, h, []byte(in.Body))
-		got := resultOf(t, r)
+		got := translatortest.ResultOf(t, r)
 		var env struct {
 			Type  string `json:"type"`
 			Error struct{ Type, Message string }

@@ -154,3 +154,19 @@ func SendEmbeddings(tb testing.TB, tr translator.Embedder, raw []byte) (translat
 	}
 	return tr.EmbeddingsRequest(req, raw)
 }
+
+// Result is a translated answer (or a refusal) as the golden files show it.
+type Result struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// ResultOf is r as the golden files show it; its body must be JSON.
+func ResultOf(t testing.TB, r translator.Result) *Result {
+	t.Helper()
+	if !json.Valid(r.Body) {
+		t.Fatalf("body is not JSON: %q", r.Body)
+	}
+	return &Result{Status: r.Status, Headers: HeaderMap(r.Header), Body: r.Body}
+}
