@@ -17,6 +17,7 @@ import (
 type compose struct {
 	Services map[string]struct {
 		Image       string   `yaml:"image"`
+		User        string   `yaml:"user"`
 		Build       string   `yaml:"build"`
 		Command     []string `yaml:"command"`
 		Ports       []string `yaml:"ports"`
@@ -94,7 +95,7 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 	args := func(svc string) string { return strings.Join(c.Services[svc].Command, " ") }
 	for svc, want := range map[string][]string{
 		"xds":     {"-config /etc/switchyard/configs/local", "-listen " + addr(LocalPorts.XDS), "-metrics " + addr(LocalPorts.XDSMetrics)},
-		"extproc": {"-config /etc/switchyard/configs/local", "-listen " + addr(LocalPorts.ExtProc), "-metrics " + addr(LocalPorts.ExtProcMetrics)},
+		"extproc": {"-config /etc/switchyard/configs/local", "-metrics " + addr(LocalPorts.ExtProcMetrics)},
 	} {
 		for _, w := range want {
 			if !strings.Contains(args(svc), w) {
@@ -118,9 +119,40 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, port := range []int{LocalPorts.XDS, LocalPorts.ExtProc, LocalPorts.EnvoyAdmin} {
+	for _, port := range []int{LocalPorts.XDS, LocalPorts.EnvoyAdmin} {
 		if !regexp.MustCompile(`port_value: ` + strconv.Itoa(port) + `\b`).Match(bs) {
 			t.Errorf("envoy/bootstrap.yaml does not use port %d", port)
+		}
+	}
+	// ext_proc listens on the Unix socket the bootstrap names, in a volume
+	// Envoy mounts too, and both run as the image's user.
+	pipe := regexp.MustCompile(`pipe: \{path: (\S+)\}`).FindSubmatch(bs)
+	if pipe == nil {
+		t.Fatal("envoy/bootstrap.yaml does not reach ext_proc over a Unix socket")
+	}
+	sock := string(pipe[1])
+	dockerfile, err := os.ReadFile(filepath.Join(r, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := regexp.MustCompile(`(?m)^USER (\S+)$`).FindSubmatch(dockerfile)
+	if user == nil || envoy.User != string(user[1]) {
+		t.Errorf("envoy runs as %q, ext_proc as the Dockerfile's USER %q: the socket is its owner's only", envoy.User, user)
+	}
+	mount := func(svc string) string {
+		for _, v := range c.Services[svc].Volumes {
+			if name, at, _ := strings.Cut(v, ":"); at == filepath.Dir(sock) && !strings.HasPrefix(name, ".") {
+				return name
+			}
+		}
+		return ""
+	}
+	for _, svc := range []string{"extproc", "extproc-real"} {
+		if !strings.Contains(args(svc), "-listen unix:"+sock) {
+			t.Errorf("%s does not listen on the bootstrap's socket %s: %q", svc, sock, args(svc))
+		}
+		if m := mount(svc); m == "" || m != mount("envoy") {
+			t.Errorf("%s mounts volume %q at %s, envoy %q: they must share it", svc, m, filepath.Dir(sock), mount("envoy"))
 		}
 	}
 }

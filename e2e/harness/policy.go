@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // copyPolicy copies the policy files of src into dst, with the overlay's
@@ -93,8 +94,9 @@ func setNode(m *yaml.Node, key, tag, value string) {
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value})
 }
 
-// bootstrap renders envoy/bootstrap.yaml with this stack's addresses.
-func bootstrap(root, out string, adminPort, xdsPort, extprocPort int, nodeID string) error {
+// bootstrap renders envoy/bootstrap.yaml with this stack's addresses:
+// its ports and its ext_proc's socket.
+func bootstrap(root, out string, adminPort, xdsPort int, extprocSocket, nodeID string) error {
 	data, err := os.ReadFile(filepath.Join(root, "envoy", "bootstrap.yaml"))
 	if err != nil {
 		return err
@@ -107,16 +109,20 @@ func bootstrap(root, out string, adminPort, xdsPort, extprocPort int, nodeID str
 	setScalar(mapValue(root0, "node"), "id", nodeID)
 	setPort(mapValue(mapValue(mapValue(root0, "admin"), "address"), "socket_address"), adminPort)
 	for _, c := range seq(mapValue(mapValue(root0, "static_resources"), "clusters")) {
-		port := 0
-		switch mapValue(c, "name").Value {
-		case "xds":
-			port = xdsPort
-		case "switchyard_extproc":
-			port = extprocPort
-		}
+		name := mapValue(c, "name").Value
 		for _, ep := range seq(mapValue(mapValue(c, "load_assignment"), "endpoints")) {
 			for _, lb := range seq(mapValue(ep, "lb_endpoints")) {
-				setPort(mapValue(mapValue(mapValue(lb, "endpoint"), "address"), "socket_address"), port)
+				a := mapValue(mapValue(lb, "endpoint"), "address")
+				switch name {
+				case "xds":
+					setPort(mapValue(a, "socket_address"), xdsPort)
+				case contract.ExtProcCluster:
+					pipe := mapValue(a, "pipe")
+					if pipe == nil {
+						return fmt.Errorf("envoy/bootstrap.yaml: cluster %s is not reached over a Unix socket (pipe)", name)
+					}
+					setScalar(pipe, "path", extprocSocket)
+				}
 			}
 		}
 	}

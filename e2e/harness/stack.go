@@ -52,12 +52,12 @@ const (
 
 // Ports fixes the addresses of a stack; zero values pick free ports.
 type Ports struct {
-	Gateway, EnvoyAdmin, XDS, ExtProc, ExtProcMetrics, XDSMetrics, Redis, SimControl int
+	Gateway, EnvoyAdmin, XDS, ExtProcMetrics, XDSMetrics, Redis, SimControl int
 }
 
 // LocalPorts are the addresses `make run` uses, matching configs/local.
 var LocalPorts = Ports{
-	Gateway: 8080, EnvoyAdmin: 9901, XDS: 18000, ExtProc: 18001, ExtProcMetrics: 18002, XDSMetrics: 18003,
+	Gateway: 8080, EnvoyAdmin: 9901, XDS: 18000, ExtProcMetrics: 18002, XDSMetrics: 18003,
 	Redis: 16379, SimControl: 9100,
 }
 
@@ -100,6 +100,8 @@ type Options struct {
 type Replica struct {
 	EnvoyAdmin     string // http://host:port
 	ExtProcMetrics string // http://host:port
+	// ExtProcSocket is the Unix socket (mode 0600) Envoy reaches ext_proc at.
+	ExtProcSocket string
 }
 
 // Stack is a running gateway.
@@ -113,8 +115,9 @@ type Stack struct {
 	XDS       string // http://host:port of the control plane's metrics
 	Replicas  []Replica
 
-	mu    sync.Mutex
-	procs []*proc
+	mu       sync.Mutex
+	procs    []*proc
+	tempDirs []string
 }
 
 type proc struct {
@@ -210,21 +213,25 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if i > 0 {
 			ports = Ports{}
 		}
-		epPort, epMetrics, admin := pick(ports.ExtProc), pick(ports.ExtProcMetrics), pick(ports.EnvoyAdmin)
+		epMetrics, admin := pick(ports.ExtProcMetrics), pick(ports.EnvoyAdmin)
 		name := "extproc-" + strconv.Itoa(i)
-		args := []string{"-config", s.PolicyDir, "-listen", addr(epPort), "-metrics", addr(epMetrics), "-poll", "500ms"}
+		sock, err := s.socketPath(name)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"-config", s.PolicyDir, "-listen", "unix:" + sock, "-metrics", addr(epMetrics), "-poll", "500ms"}
 		if s.RedisAddr != "" {
 			args = append(args, "-redis", s.RedisAddr)
 		}
 		if err := s.start(o, name, filepath.Join(bin, "extproc"), args...); err != nil {
 			return nil, err
 		}
-		r := Replica{EnvoyAdmin: "http://127.0.0.1:" + strconv.Itoa(admin), ExtProcMetrics: "http://127.0.0.1:" + strconv.Itoa(epMetrics)}
+		r := Replica{EnvoyAdmin: "http://127.0.0.1:" + strconv.Itoa(admin), ExtProcMetrics: "http://127.0.0.1:" + strconv.Itoa(epMetrics), ExtProcSocket: sock}
 		if err := waitHTTP(s.whileRunning(ctx, name), r.ExtProcMetrics+"/healthz", 200); err != nil {
 			return nil, s.failure(name, err)
 		}
 		bs := filepath.Join(o.Dir, "envoy-"+strconv.Itoa(i)+".yaml")
-		if err := bootstrap(o.Root, bs, admin, xdsPort, epPort, "switchyard-envoy-"+strconv.Itoa(i)); err != nil {
+		if err := bootstrap(o.Root, bs, admin, xdsPort, sock, "switchyard-envoy-"+strconv.Itoa(i)); err != nil {
 			return nil, err
 		}
 		ename := "envoy-" + strconv.Itoa(i)
@@ -245,6 +252,27 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	}
 	return s, nil
 }
+
+// socketPath is where the named ext_proc listens: in the stack's directory,
+// or, when that path is too long for a Unix socket, in a short private
+// directory of its own.
+func (s *Stack) socketPath(name string) (string, error) {
+	path := filepath.Join(s.Dir, name+".sock")
+	if len(path) <= maxSocketPath {
+		return path, nil
+	}
+	dir, err := os.MkdirTemp("", "sy-")
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.tempDirs = append(s.tempDirs, dir)
+	s.mu.Unlock()
+	return filepath.Join(dir, name+".sock"), nil
+}
+
+// maxSocketPath is the longest Unix socket path Linux takes.
+const maxSocketPath = 107
 
 // startSim starts the simulators the mode asks for: every provider's on a
 // free port, or the policy's simulated ones' at their base_url.
@@ -389,6 +417,9 @@ func (s *Stack) Close() {
 	}
 	if s.Sim != nil {
 		s.Sim.Close()
+	}
+	for _, d := range s.tempDirs {
+		_ = os.RemoveAll(d)
 	}
 }
 

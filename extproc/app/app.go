@@ -9,10 +9,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
+	"github.com/switchyard/switchyard/envoy/channel"
 	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
@@ -37,13 +35,17 @@ import (
 	"github.com/switchyard/switchyard/state/store"
 )
 
+// DefaultListen is the Unix socket Envoy's bootstrap (envoy/bootstrap.yaml)
+// reaches ext_proc at: only the user both run as can open it.
+const DefaultListen = "unix:/var/run/switchyard/extproc.sock"
+
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
 // headers. Bodies are limited by policy to 64MiB at most.
 const maxMessageBytes = 80 << 20
 
 type config struct {
 	configDir string
-	listen    string
+	channel   channel.Server
 	metrics   string
 	pprof     bool
 	logLevel  string
@@ -58,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("extproc", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.configDir, "config", "configs/local", "policy directory")
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:18001", "gRPC address Envoy calls: host:port or unix:/path")
+	c.channel.Register(fs, DefaultListen, "Envoy")
 	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18002", "address of /metrics, /healthz (liveness) and /readyz (readiness: Redis and the ledger); empty: off")
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go profiles (/debug/pprof/) on the metrics address")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -177,18 +179,18 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	srv := server.New(current.Load, log)
 	srv.SetAdmission(c.admission)
 	reg.MustRegister(srv.Collector())
-	g := grpc.NewServer(
+	lis, creds, err := c.channel.Open()
+	if err != nil {
+		return err
+	}
+	g := grpc.NewServer(append(creds,
 		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.MaxSendMsgSize(maxMessageBytes),
 		grpc.MaxConcurrentStreams(100000),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)
+	)...)
 	extprocv3.RegisterExternalProcessorServer(g, srv)
 	accesslogv3.RegisterAccessLogServiceServer(g, srv.AttemptLog())
-	lis, err := listen(c.listen)
-	if err != nil {
-		return err
-	}
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
 	go syncDrills(ctx, st, mon, time.Second, log)
@@ -196,7 +198,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
 	go share.run(ctx, time.Second)
 	go newChecker(mon, live, secrets{}, log).run(ctx, time.Second)
-	log.Info("ext_proc listening", slog.String("addr", c.listen))
+	log.Info("ext_proc listening", slog.String("addr", c.channel.Listen))
 
 	var hs *http.Server
 	if c.metrics != "" {
@@ -240,14 +242,6 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		_ = hs.Close()
 	}
 	return err
-}
-
-func listen(addr string) (net.Listener, error) {
-	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		_ = os.Remove(path)
-		return net.Listen("unix", path)
-	}
-	return net.Listen("tcp", addr)
 }
 
 func level(s string) slog.Level {

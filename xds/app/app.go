@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -21,13 +20,14 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
+	"github.com/switchyard/switchyard/envoy/channel"
 	"github.com/switchyard/switchyard/xds/controlplane"
 	"github.com/switchyard/switchyard/xds/resources"
 )
 
 type config struct {
 	configDir string
-	listen    string
+	channel   channel.Server
 	metrics   string
 	accessLog bool
 	caFile    string
@@ -41,7 +41,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("xds", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.configDir, "config", "configs/local", "policy directory")
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:18000", "ADS gRPC address Envoy connects to")
+	// xDS carries no secret (provider keys stay in ext_proc), so plain TCP
+	// may serve Envoys on other hosts; -tls-* make them prove who they are.
+	c.channel.PlainTCP = true
+	c.channel.Register(fs, "127.0.0.1:18000", "Envoy's ADS")
 	fs.StringVar(&c.metrics, "metrics", "127.0.0.1:18003", "address of /metrics and /healthz (empty: off)")
 	fs.BoolVar(&c.accessLog, "access-log", true, "configure Envoy's JSON access log on stdout")
 	fs.StringVar(&c.caFile, "ca-file", resources.DefaultCACertFile, "CA bundle Envoy uses to verify https providers")
@@ -93,12 +96,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := grpc.NewServer(controlplane.ServerOptions()...)
-	cp.Register(ctx, g)
-	lis, err := net.Listen("tcp", c.listen)
+	lis, creds, err := c.channel.Open()
 	if err != nil {
 		return err
 	}
+	g := grpc.NewServer(append(creds, controlplane.ServerOptions()...)...)
+	cp.Register(ctx, g)
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
 	log.Info("ADS listening", slog.String("addr", lis.Addr().String()))
