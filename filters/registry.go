@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
@@ -47,6 +48,9 @@ type Deps struct {
 	// Ledger writes usage records to the database, off the request path;
 	// it outlives policy reloads. Nil in tools that only validate.
 	Ledger *ledger.Writer
+	// Events publishes one usage event per ledger row (state/events), off
+	// the request path; nil when usage events are off.
+	Events *events.Publisher
 	// Usage queries the ledger for the usage API. Nil in tools that only
 	// validate.
 	Usage ledger.Ledger

@@ -49,6 +49,9 @@ type compiler struct {
 	capture bool
 }
 
+// eventStream is what an events stream may be called.
+var eventStream = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
 // at records a problem for field (relative to the element at src) of the
 // element shown as display.
 func (c *compiler) at(src source, display, field, format string, args ...any) {
@@ -213,6 +216,26 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 			out.Ledger.FlushInterval = time.Duration(l.FlushInterval)
 		}
 	}
+	if e := g.Events; e != nil {
+		out.Events = &Events{Stream: "usage", MaxLen: 100_000}
+		if e.Stream != "" {
+			if !eventStream.MatchString(e.Stream) {
+				c.at(src, "gateway", "events.stream", "must be 1-64 letters, digits, '_', '-' or '.'; got %q", e.Stream)
+			}
+			out.Events.Stream = e.Stream
+		}
+		switch {
+		case e.MaxLen < 0:
+			c.at(src, "gateway", "events.max_len", "must be >= 0; got %d", e.MaxLen)
+		case e.MaxLen > 0 && e.MaxLen < 1000:
+			c.at(src, "gateway", "events.max_len", "must be at least 1000, so a consumer that blinks loses nothing; got %d", e.MaxLen)
+		case e.MaxLen > 0:
+			out.Events.MaxLen = e.MaxLen
+		}
+		if w := e.Webhook; w != nil {
+			out.Events.Webhook = c.webhook(src, w)
+		}
+	}
 	if g.Audit != nil {
 		out.CapturePrompts = g.Audit.CapturePrompts
 	}
@@ -225,6 +248,33 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 		}
 		out.LocalRateLimit = LocalRateLimit(*l)
 	}
+}
+
+// webhook compiles the events webhook: an https URL (http only to
+// loopback, for a local receiver) and a secret to sign with.
+func (c *compiler) webhook(src source, w *WebhookSpec) *Webhook {
+	out := &Webhook{URL: w.URL, Timeout: 5 * time.Second}
+	u, err := url.Parse(w.URL)
+	switch {
+	case w.URL == "":
+		c.at(src, "gateway", "events.webhook.url", "is required")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil:
+		c.at(src, "gateway", "events.webhook.url", "must be an http(s) URL without credentials")
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		c.at(src, "gateway", "events.webhook.url", "http:// to %s would send usage data in clear; use https", u.Hostname())
+	}
+	if w.Secret == nil || (w.Secret.Env == "") == (w.Secret.File == "") {
+		c.at(src, "gateway", "events.webhook.secret", "is required, to sign each call: {env: NAME} or {file: path}")
+	} else {
+		out.Secret = *w.Secret
+	}
+	switch t := time.Duration(w.Timeout); {
+	case t < 0 || t > time.Minute:
+		c.at(src, "gateway", "events.webhook.timeout", "must be between 0 (the default, 5s) and 1m; got %s", t)
+	case t > 0:
+		out.Timeout = t
+	}
+	return out
 }
 
 // newName checks the name of a provider or model (kind): set, well formed

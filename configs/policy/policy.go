@@ -98,7 +98,24 @@ type Gateway struct {
 	Health          HealthConfig
 	Governor        Governor
 	Ledger          Ledger
-	CapturePrompts  bool
+	// Events is nil when usage events are off.
+	Events         *Events
+	CapturePrompts bool
+}
+
+// Events is the compiled events configuration.
+type Events struct {
+	Stream string
+	MaxLen int64
+	// Webhook is nil when events go to the stream only.
+	Webhook *Webhook
+}
+
+// Webhook is the compiled events webhook.
+type Webhook struct {
+	URL     string
+	Secret  SecretRef
+	Timeout time.Duration
 }
 
 // Governor is the compiled cost governor.

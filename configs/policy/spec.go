@@ -30,6 +30,8 @@ type GatewaySpec struct {
 	Governor *GovernorSpec `yaml:"governor"`
 	// Ledger says where usage records are kept.
 	Ledger *LedgerSpec `yaml:"ledger"`
+	// Events publishes one event per finished request to a Redis Stream.
+	Events *EventsSpec `yaml:"events"`
 	// Audit configures the audit log.
 	Audit *AuditSpec `yaml:"audit"`
 }
@@ -61,6 +63,31 @@ type LedgerSpec struct {
 	FlushInterval Duration   `yaml:"flush_interval"`
 	// Buffer bounds the records held while the database is unavailable.
 	Buffer int `yaml:"buffer"`
+}
+
+// EventsSpec configures the events (state/events): one
+// response.generated event per ledger row and one budget.threshold event
+// per budget threshold crossed, on a Redis Stream of the shared store
+// and, when set, to a webhook.
+type EventsSpec struct {
+	// Stream names the stream (default "usage"; the key is
+	// "sy:{events}:<stream>").
+	Stream string `yaml:"stream"`
+	// MaxLen bounds the stream, approximately (XADD MAXLEN ~; default
+	// 100000); 0 keeps the default.
+	MaxLen int64 `yaml:"max_len"`
+	// Webhook also posts every event to a URL.
+	Webhook *WebhookSpec `yaml:"webhook"`
+}
+
+// WebhookSpec is where events are posted, and the secret their HMAC
+// signature is made with.
+type WebhookSpec struct {
+	URL    string     `yaml:"url"`
+	Secret *SecretRef `yaml:"secret"`
+	// Timeout bounds one call (default 5s); a call that fails is retried
+	// with backoff.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // AuditSpec configures the audit log.

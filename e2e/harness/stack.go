@@ -118,6 +118,7 @@ type Stack struct {
 	mu       sync.Mutex
 	procs    []*proc
 	tempDirs []string
+	opts     Options // what Start was given, for RestartRedis
 }
 
 type proc struct {
@@ -315,7 +316,24 @@ func (s *Stack) startRedis(o Options) error {
 		}
 		return err
 	}
-	port := pick(o.Ports.Redis)
+	s.opts = o
+	return s.runRedis(o, path, pick(o.Ports.Redis))
+}
+
+// RestartRedis starts redis-server again, empty, on its address, after a
+// test killed it (Kill("redis")): a crash and a restart without
+// persistence.
+func (s *Stack) RestartRedis() error {
+	path, err := FindRedis()
+	if err != nil {
+		return err
+	}
+	_, port, _ := net.SplitHostPort(s.RedisAddr)
+	n, _ := strconv.Atoi(port)
+	return s.runRedis(s.opts, path, n)
+}
+
+func (s *Stack) runRedis(o Options, path string, port int) error {
 	if err := s.start(o, "redis", path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", s.Dir); err != nil {
 		return err

@@ -30,6 +30,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
@@ -106,7 +107,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		trips := newRoundTrips()
 		reg.MustRegister(trips.total)
 		rc.AddHook(trips)
-		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics})
+		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics, Prefix: storePrefix})
 		log.Info("store: redis", slog.String("client", kind(ro)), slog.Any("addrs", ro.Addrs))
 	} else {
 		st = store.NewMemory(store.Options{Metrics: storeMetrics})
@@ -117,6 +118,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var (
 		mon      *health.Monitor
 		usage    *ledger.Writer
+		bus      *events.Publisher
 		ledgerDB *ledger.DB
 	)
 	build := func(p *policy.Policy) (*server.Runtime, error) {
@@ -137,7 +139,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
-			Ledger: usage, Usage: ledgerDB, Audit: trail,
+			Ledger: usage, Events: bus, Usage: ledgerDB, Audit: trail,
 		})
 		if err != nil {
 			return nil, err
@@ -165,6 +167,22 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}()
 	usage = writer
 	ledgerDB = db
+	var scripting redis.Scripter // stays nil without Redis
+	if rc != nil {
+		scripting = rc
+	}
+	if bus, err = openEvents(p, scripting, log); err != nil {
+		log.Error("opening the events", slog.String("error", err.Error()))
+		return err
+	} else if bus != nil {
+		defer func() {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			if err := bus.Close(flushCtx); err != nil {
+				log.Error("flushing the usage events", slog.String("error", err.Error()))
+			}
+		}()
+	}
 	rt, err := build(p)
 	if err != nil {
 		loads.Refused(ctx, err)

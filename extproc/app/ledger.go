@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
@@ -37,4 +40,53 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 	})
 	log.Info("usage ledger open", slog.String("driver", db.Driver()))
 	return db, w, nil
+}
+
+// openEvents starts the events publisher the policy asks for: to the
+// Redis Stream when the store is Redis (off, logged, without it) and to
+// the webhook when one is set; nil when neither. Like the ledger, it is
+// chosen at startup.
+func openEvents(p *policy.Policy, rc redis.Scripter, log *slog.Logger) (*events.Publisher, error) {
+	e := p.Gateway.Events
+	if e == nil {
+		return nil, nil
+	}
+	targets := map[string]events.Target{}
+	if rc != nil {
+		targets["stream"] = events.NewStream(rc, storePrefix, e.Stream, e.MaxLen)
+		log.Info("events to a Redis Stream", slog.String("stream", events.Key(storePrefix, e.Stream)), slog.Int64("max_len", e.MaxLen))
+	} else {
+		log.Warn("the events stream needs Redis (-redis): off")
+	}
+	if w := e.Webhook; w != nil {
+		secret, err := secrets{}.Resolve(w.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("events webhook secret: %w", err)
+		}
+		if secret == "" {
+			return nil, fmt.Errorf("events webhook secret: %s is empty", refName(w.Secret))
+		}
+		targets["webhook"] = events.NewWebhook(w.URL, []byte(secret), w.Timeout)
+		log.Info("events to a webhook")
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	return events.NewPublisher(ledger.WriterOptions{
+		BatchSize:  p.Gateway.Ledger.BatchSize,
+		Capacity:   p.Gateway.Ledger.Buffer,
+		MaxBackoff: 5 * time.Second, // Redis restarts in seconds; do not wait 30 after it
+		Logger:     log,
+	}, targets), nil
+}
+
+// storePrefix starts every Redis key of the shared store (store.Options).
+const storePrefix = "sy"
+
+// refName says where a secret comes from, never what it is.
+func refName(r policy.SecretRef) string {
+	if r.Env != "" {
+		return "environment variable " + r.Env
+	}
+	return "file " + r.File
 }

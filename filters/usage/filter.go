@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -30,6 +31,7 @@ type Filter struct {
 	log     *slog.Logger
 	metrics *metrics
 	ledger  *ledger.Writer
+	events  *events.Publisher
 	audit   *audit.Logger
 	now     func() time.Time
 }
@@ -39,7 +41,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{log: deps.Log(), metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, audit: deps.Audit, now: time.Now}, nil
+	return &Filter{log: deps.Log(), metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, events: deps.Events, audit: deps.Audit, now: time.Now}, nil
 }
 
 // Name implements [filters.Filter].
@@ -71,6 +73,9 @@ func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
 	r := RecordOf(x, cause, f.now())
 	if f.ledger != nil {
 		f.ledger.Write(r)
+	}
+	if f.events != nil {
+		f.events.Write(r)
 	}
 	f.metrics.observe(x, &r)
 	f.audit.Request(ctx, auditEvent(x, &r))

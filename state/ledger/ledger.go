@@ -8,14 +8,20 @@ import (
 	"time"
 )
 
-// Ledger is where usage records are kept and summed.
-type Ledger interface {
+// Sink takes usage records: the ledger's database, or the usage events
+// stream. A [Writer] batches records into one.
+type Sink interface {
 	// Insert writes records in one transaction and returns how many were new:
 	// a record whose RequestID is already there is skipped, not counted
-	// twice. An error that matches ErrUnavailable means the database could
-	// not take the write now and nothing was written; retrying later is
-	// safe. Any other error means the database refused the data.
+	// twice. An error that matches ErrUnavailable means the sink could not
+	// take the write now and nothing was written; retrying later is safe.
+	// Any other error means the sink refused the data.
 	Insert(ctx context.Context, records []Record) (int, error)
+}
+
+// Ledger is where usage records are kept and summed.
+type Ledger interface {
+	Sink
 	// Query sums the records f selects, one Row per distinct combination of
 	// the dimensions, ordered by them. Without dimensions it returns a
 	// single Row of totals, zero when nothing matches.

@@ -70,7 +70,7 @@ func setDefault[T int | time.Duration](v *T, d T) {
 // written), or the record has no request ID. Records still queued when the
 // process dies are lost; Close writes them first.
 type Writer struct {
-	ledger  Ledger
+	ledger  Sink
 	o       WriterOptions
 	metrics *Metrics
 	log     *slog.Logger
@@ -92,7 +92,7 @@ type Writer struct {
 
 // NewWriter starts a writer that writes to l. Close it to write what is
 // queued; closing the writer does not close l.
-func NewWriter(l Ledger, o WriterOptions) *Writer {
+func NewWriter(l Sink, o WriterOptions) *Writer {
 	o.defaults()
 	ctx, stop := context.WithCancel(context.Background())
 	w := &Writer{
