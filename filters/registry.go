@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -45,6 +46,10 @@ type Deps struct {
 	// Sticky remembers which model served each end user; it outlives
 	// policy reloads.
 	Sticky StickyStore
+	// Calibration learns auto routes' complexity thresholds from their
+	// traffic, shared across replicas; it outlives policy reloads. Nil:
+	// the classifier's shipped calibration.
+	Calibration *calibration.Calibrator
 	// Ledger writes usage records to the database, off the request path;
 	// it outlives policy reloads. Nil in tools that only validate.
 	Ledger *ledger.Writer

@@ -1,7 +1,8 @@
 // Package state holds no code: its subpackages are the services below the
 // filters, which replicas share or which outlive a policy reload — store
 // (limits, budgets, runtime keys, the health board), health (provider
-// health and breakers), ledger (usage records and reports) and events
-// (usage and budget events to a Redis Stream and a webhook). Filters
-// depend on them, never on each other.
+// health and breakers), calibration (auto routes' learned thresholds),
+// ledger (usage records and reports) and events (usage and budget events
+// to a Redis Stream and a webhook). Filters depend on them, never on each
+// other.
 package state

@@ -55,7 +55,13 @@ type result struct {
 	LengthCurve   []float64
 
 	DecideMean, DecideP99 time.Duration
+	// HeldCurve is the held-out classifier's quality, as a share of the
+	// all-strong quality, at strong shares 0, 1/curvePoints, …, 1.
+	HeldCurve []float64
 }
+
+// curvePoints is the resolution of the curve shipped with the classifier.
+const curvePoints = 100
 
 // evaluate scores b with the leave-one-out model (trained on others) and
 // the in-sample model, and computes the baselines the same way.
@@ -98,6 +104,10 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 		}
 	}
 	res.DecideMean, res.DecideP99 = timing(rt.Times)
+	hc := held.Curve()
+	for i := 0; i <= curvePoints; i++ {
+		res.HeldCurve = append(res.HeldCurve, sweep.QualityAt(hc, float64(i)/curvePoints)/res.Strong)
+	}
 
 	// Longest prompt first: ranked by characters with ties in file order,
 	// as the data's README computes it; the transferred threshold is a

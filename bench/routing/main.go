@@ -16,6 +16,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"time"
@@ -38,6 +39,7 @@ func run(args []string, stdout io.Writer) error {
 	data := fs.String("data", "bench/routing/testdata/routellm", "RouteLLM evaluation data (verified against its SHA256SUMS)")
 	write := fs.String("write", "", "also write the report into this Markdown file, between the routing-eval markers")
 	updateModel := fs.String("update-model", "", "train the production model on all three benchmarks and write it to this file")
+	updateCurve := fs.String("update-curve", "", "write the held-out quality curve (the worst benchmark's at each strong share) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +87,10 @@ func run(args []string, stdout io.Writer) error {
 		r.Results = append(r.Results, res)
 	}
 
+	if *updateCurve != "" {
+		return writeCurve(*updateCurve, r.Results)
+	}
+
 	var out bytes.Buffer
 	r.render(&out)
 	if _, err := stdout.Write(out.Bytes()); err != nil {
@@ -108,6 +114,24 @@ func without(benches []train.Benchmark, held int) []train.Benchmark {
 
 func writeModel(path string, m *complexity.Model) error {
 	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// writeCurve writes the curve quality targets are read off: at each
+// strong share, the held-out quality of the worst benchmark.
+func writeCurve(path string, results []result) error {
+	c := complexity.Curve{Source: "go run ./bench/routing -update-curve: at each strong share 0, 0.01, …, 1, the lowest held-out (leave-one-benchmark-out) share of all-strong quality over the RouteLLM benchmarks"}
+	for i := 0; i <= curvePoints; i++ {
+		q := math.Inf(1)
+		for _, res := range results {
+			q = min(q, res.HeldCurve[i])
+		}
+		c.Quality = append(c.Quality, math.Round(q*1e4)/1e4)
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,16 @@ import (
 // a prompt goes to the strong model exactly when its score is at least t.
 func twoModels(t float64) (*policy.Policy, error) {
 	t = min(max(t, 1e-6), 1-2e-6)
+	return twoModelPolicy(fmt.Sprintf("{medium_at: %.9f, complex_at: %.9f}", t, t+(1-t)/2), "")
+}
+
+// twoModelPolicy is the benchmark's policy with the route's complexity
+// thresholds, or (complexity "") its auto target.
+func twoModelPolicy(complexity, auto string) (*policy.Policy, error) {
+	routing := "complexity: " + complexity
+	if complexity == "" {
+		routing = "auto: " + auto
+	}
 	src := fmt.Sprintf(`
 providers: [{name: p, kind: openai, base_url: "http://127.0.0.1:1"}]
 models:
@@ -27,8 +37,8 @@ routes:
     path: /v1/chat/completions
     api: chat_completions
     attempts: 1
-    routing: {strategy: cost-optimized, complexity: {medium_at: %.9f, complex_at: %.9f}}
-`, StrongUSDPerMTok, WeakUSDPerMTok, t, t+(1-t)/2)
+    routing: {strategy: cost-optimized, %s}
+`, StrongUSDPerMTok, WeakUSDPerMTok, routing)
 	return policy.Compile([]policy.File{{Name: "bench-routing.yaml", Data: []byte(src)}})
 }
 

@@ -571,6 +571,9 @@ func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Rout
 			c.at(src, d, "routing.complexity", "needs 0 < medium_at < complex_at < 1")
 		}
 	}
+	if a := s.Auto; a != nil {
+		r.Auto = c.auto(src, d, a, s.Complexity != nil)
+	}
 	for j, rs := range s.Rules {
 		field := "routing.rules[" + strconv.Itoa(j) + "]"
 		rule := Rule{Name: rs.Name, RouteTo: c.models(src, d, field+".route_to", rs.RouteTo, p)}
@@ -631,6 +634,36 @@ func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Rout
 		r.Stickiness = time.Duration(*s.Stickiness)
 	}
 	return r
+}
+
+// auto compiles a route's auto-routing target.
+func (c *compiler) auto(src source, d string, a *AutoSpec, thresholds bool) *Auto {
+	out := &Auto{StrongShare: a.StrongShareMax, QualityTarget: a.QualityTarget, Window: DefaultAutoWindow, MinSamples: DefaultAutoMinSamples}
+	switch {
+	case thresholds:
+		c.at(src, d, "routing.auto", "calibrates the complexity thresholds; drop routing.complexity or routing.auto")
+	case a.StrongShareMax == 0 && a.QualityTarget == 0:
+		c.at(src, d, "routing.auto", "needs strong_share_max or quality_target")
+	case a.StrongShareMax != 0 && a.QualityTarget != 0:
+		c.at(src, d, "routing.auto", "sets both strong_share_max and quality_target; pick one")
+	case a.StrongShareMax != 0 && (a.StrongShareMax <= 0 || a.StrongShareMax >= 1):
+		c.at(src, d, "routing.auto.strong_share_max", "must be between 0 and 1 (exclusive); got %g", a.StrongShareMax)
+	case a.QualityTarget != 0 && (a.QualityTarget <= 0 || a.QualityTarget >= 1):
+		c.at(src, d, "routing.auto.quality_target", "must be between 0 and 1 (exclusive): a share of the strong models' quality; got %g", a.QualityTarget)
+	}
+	if a.Window != nil {
+		out.Window = time.Duration(*a.Window)
+		if out.Window < time.Minute || out.Window > 7*24*time.Hour {
+			c.at(src, d, "routing.auto.window", "must be between 1m and 168h")
+		}
+	}
+	if a.MinSamples != 0 {
+		out.MinSamples = a.MinSamples
+		if a.MinSamples < 10 || a.MinSamples > 1_000_000 {
+			c.at(src, d, "routing.auto.min_samples", "must be between 10 and 1000000")
+		}
+	}
+	return out
 }
 
 func (c *compiler) weights(src source, d, field string, w *WeightsSpec) Weights {

@@ -267,11 +267,29 @@ type Routing struct {
 	Weights       Weights
 	MediumAt      float64
 	ComplexAt     float64
-	Rules         []Rule
-	Tiers         map[string][]*Model
-	Split         *Split
-	Stickiness    time.Duration
+	// Auto, when set, replaces MediumAt and ComplexAt by thresholds
+	// calibrated from the route's traffic.
+	Auto       *Auto
+	Rules      []Rule
+	Tiers      map[string][]*Model
+	Split      *Split
+	Stickiness time.Duration
 }
+
+// Auto is a compiled auto-routing target: exactly one of StrongShare and
+// QualityTarget is above zero.
+type Auto struct {
+	StrongShare   float64
+	QualityTarget float64
+	Window        time.Duration
+	MinSamples    int
+}
+
+// Auto-routing defaults.
+const (
+	DefaultAutoWindow     = time.Hour
+	DefaultAutoMinSamples = 200
+)
 
 // Weights of the weighted strategy.
 type Weights struct {

@@ -217,6 +217,10 @@ type RoutingSpec struct {
 	// levels (quantiles: complex_at 0.7 sends about the hardest 30% of
 	// typical traffic to the strong model).
 	Complexity *ComplexitySpec `yaml:"complexity"`
+	// Auto asks for an outcome instead of thresholds: the gateway
+	// calibrates the complexity thresholds from the route's own traffic
+	// so that the strong share is what was asked for.
+	Auto *AutoSpec `yaml:"auto"`
 	// Rules are tried in order before the strategy; the first that matches
 	// restricts the candidates to its route_to models.
 	Rules []RuleSpec `yaml:"rules"`
@@ -246,6 +250,25 @@ type WeightsSpec struct {
 type ComplexitySpec struct {
 	MediumAt  float64 `yaml:"medium_at"`
 	ComplexAt float64 `yaml:"complex_at"`
+}
+
+// AutoSpec is what an auto-routed route wants kept; exactly one of
+// StrongShareMax and QualityTarget is set.
+type AutoSpec struct {
+	// StrongShareMax is the largest share of auto-routed requests that may
+	// go to the stronger models (the medium and complex levels).
+	StrongShareMax float64 `yaml:"strong_share_max"`
+	// QualityTarget is the share of all-strong quality to keep; the router
+	// turns it into a strong share with the classifier's measured quality
+	// curve (the worst public benchmark's).
+	QualityTarget float64 `yaml:"quality_target"`
+	// Window is the half-life of the score distribution the thresholds are
+	// read from (default 1h).
+	Window *Duration `yaml:"window"`
+	// MinSamples is how many recent scores a route or tenant needs before
+	// its own distribution is trusted (default 200); until then the
+	// route's, and before that the shipped calibration, is used.
+	MinSamples int `yaml:"min_samples"`
 }
 
 // RuleSpec sends requests matching When to the RouteTo models.

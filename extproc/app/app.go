@@ -30,6 +30,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -39,6 +40,10 @@ import (
 // DefaultListen is the Unix socket Envoy's bootstrap (envoy/bootstrap.yaml)
 // reaches ext_proc at: only the user both run as can open it.
 const DefaultListen = "unix:/var/run/switchyard/extproc.sock"
+
+// calibrationPeriod is how often auto routes' score distributions are
+// shared between replicas and their thresholds re-read.
+const calibrationPeriod = 5 * time.Second
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
 // headers. Bodies are limited by policy to 64MiB at most.
@@ -115,6 +120,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	spool := runQuota(ctx, st, storeMetrics, log)
 	sticky := router.NewSticky(100_000, time.Now)
+	cal := calibration.New(replicaName(), st, reg, log)
 	var (
 		mon      *health.Monitor
 		usage    *ledger.Writer
@@ -139,11 +145,18 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
-			Ledger: usage, Events: bus, Usage: ledgerDB, Audit: trail,
+			Ledger: usage, Events: bus, Usage: ledgerDB, Audit: trail, Calibration: cal,
 		})
 		if err != nil {
 			return nil, err
 		}
+		var auto []string
+		for _, r := range p.Routes {
+			if r.Routing.Auto != nil {
+				auto = append(auto, r.Name)
+			}
+		}
+		cal.Retain(auto)
 		return &server.Runtime{Policy: p, Chains: chains}, nil
 	}
 	p, err := policy.Load(c.configDir)
@@ -212,6 +225,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
 	go syncDrills(ctx, st, mon, time.Second, log)
+	go cal.Run(ctx, calibrationPeriod)
 	live := func() *policy.Policy { return current.Load().Policy }
 	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
 	go share.run(ctx, time.Second)

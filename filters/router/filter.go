@@ -46,7 +46,11 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if deps.Health != nil {
 		h = deps.Health
 	}
-	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky)
+	var opts []Option
+	if deps.Calibration != nil {
+		opts = append(opts, WithCalibration(deps.Calibration))
+	}
+	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky, opts...)
 	if err != nil {
 		return nil, err
 	}

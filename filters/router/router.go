@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/router/complexity"
 	"github.com/switchyard/switchyard/redact"
+	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
 )
 
@@ -79,36 +80,101 @@ type Router struct {
 	classifier *complexity.Classifier
 	health     Health
 	sticky     filters.StickyStore
+	// auto is set on a route that asks for a strong share or a quality
+	// target instead of thresholds.
+	auto *autoTarget
+}
+
+// autoTarget is a route's auto policy turned into shares.
+type autoTarget struct {
+	cal *calibration.Calibrator // nil: the shipped calibration only
+	// strong is the share of auto-routed requests meant for the stronger
+	// models (medium and complex), complex the share meant for the best.
+	strong, complex float64
+	minSamples      int
+}
+
+type options struct {
+	cx  complexity.Config
+	cal *calibration.Calibrator
 }
 
 // Option adjusts a router at construction.
-type Option func(*complexity.Config)
+type Option func(*options)
 
 // WithComplexityModel scores complexity with model instead of the shipped
 // one (the routing benchmark routes with models trained without the data
 // they are scored on).
 func WithComplexityModel(m *complexity.Model) Option {
-	return func(c *complexity.Config) { c.Model = m }
+	return func(o *options) { o.cx.Model = m }
+}
+
+// WithCalibration reads an auto route's thresholds from c, which learns
+// them from the deployment's traffic.
+func WithCalibration(c *calibration.Calibrator) Option {
+	return func(o *options) { o.cal = c }
 }
 
 // NewRouter builds a router for a route; h and sticky may be nil.
 func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.StickyStore, opts ...Option) (*Router, error) {
-	cfg := complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt}
-	for _, o := range opts {
-		o(&cfg)
+	o := options{cx: complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt}}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	c, err := complexity.New(cfg)
+	c, err := complexity.New(o.cx)
 	if err != nil {
 		return nil, err
 	}
-	return &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky}, nil
+	rt := &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky}
+	if a := r.Routing.Auto; a != nil {
+		share := a.StrongShare
+		if a.QualityTarget > 0 {
+			curve, err := complexity.DefaultCurve()
+			if err != nil {
+				return nil, err
+			}
+			share = curve.ShareFor(a.QualityTarget)
+		}
+		rt.auto = &autoTarget{cal: o.cal, strong: share, complex: share / 2, minSamples: a.MinSamples}
+		if o.cal != nil {
+			o.cal.Track(r.Name, calibration.Target{Share: share, HalfLife: a.Window, MinSamples: a.MinSamples})
+		}
+	}
+	return rt, nil
+}
+
+// StrongShare is the share of auto-routed requests an auto route sends
+// to its stronger models, and false on a route with fixed thresholds.
+func (r *Router) StrongShare() (float64, bool) {
+	if r.auto == nil {
+		return 0, false
+	}
+	return r.auto.strong, true
+}
+
+// levels returns the thresholds of the medium and complex levels for a
+// request: an auto route's are read from its tenant's recent traffic.
+func (r *Router) levels(q *Query) (medium, complex float64) {
+	a := r.auto
+	if a == nil {
+		return r.route.Routing.MediumAt, r.route.Routing.ComplexAt
+	}
+	if a.cal == nil {
+		return 1 - a.strong, 1 - a.complex
+	}
+	t := tenantName(q.Tenant)
+	medium, _ = a.cal.Threshold(r.route.Name, t, a.strong, a.minSamples)
+	complex, _ = a.cal.Threshold(r.route.Name, t, a.complex, a.minSamples)
+	return medium, max(complex, medium)
 }
 
 // signals are the request's features, computed only when a rule or the
 // strategy needs them.
 type signals struct {
-	q         *Query
-	c         *complexity.Classifier
+	q *Query
+	c *complexity.Classifier
+	// levels yields the thresholds the score is classed with.
+	levels    func(*Query) (medium, complex float64)
 	tokens    int
 	need      policy.Capability
 	scored    bool
@@ -142,7 +208,8 @@ func (s *signals) complexity() (float64, complexity.Level) {
 			msgs = append(msgs, complexity.Message{Role: m.Role, Text: m.Content.PlainText()})
 		}
 		s.score = s.c.Score(&complexity.Request{Messages: msgs, Tools: len(s.q.Chat.Tools)})
-		s.level, s.scored = s.c.Level(s.score), true
+		medium, complex := s.levels(s.q)
+		s.level, s.scored = complexity.LevelAt(s.score, medium, complex), true
 	}
 	return s.score, s.level
 }
@@ -167,8 +234,8 @@ func (s *signals) language() string {
 	return s.lang
 }
 
-func newSignals(q *Query, c *complexity.Classifier) *signals {
-	s := &signals{q: q, c: c, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64)) *signals {
+	s := &signals{q: q, c: c, levels: levels, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
 	if q.Chat.Stream {
 		s.need |= policy.CapStream
 	}
@@ -229,7 +296,7 @@ func (s *signals) matches(w *policy.When) bool {
 // Decide chooses the plan for a request.
 func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	cfg := &r.route.Routing
-	s := newSignals(q, r.classifier)
+	s := newSignals(q, r.classifier, r.levels)
 	var d Decision
 	explicit := q.Chat.Model != cfg.AutoModel
 	var named *policy.Model
@@ -287,6 +354,15 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			d.Reason = "rule " + rule.Name
 		} else {
 			d.Reason = "strategy " + string(r.strategy(q))
+		}
+		if r.auto != nil {
+			// Every auto-routed request is scored, so the calibration
+			// sees the route's traffic as it is, not only where a rule
+			// happened to ask.
+			score, _ := s.complexity()
+			if r.auto.cal != nil {
+				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), score)
+			}
 		}
 		d.Ranked = r.rank(q, s, pool)
 		for _, c := range d.Ranked {

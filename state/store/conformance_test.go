@@ -40,6 +40,7 @@ func runConformance(t *testing.T, newBackend backend) {
 		{"invalid arguments", testInvalid},
 		{"key lifecycle", testKeyLifecycle},
 		{"health and drills", testHealth},
+		{"sketch board", testSketches},
 		{"concurrent reservations across replicas", testConcurrentReserve},
 		{"admission step by step", testAdmit},
 		{"admission matches the separate calls", testAdmitMatchesSeparateCalls},
@@ -816,6 +817,54 @@ func testConcurrentReserve(t *testing.T, newReplica func(Clock) Store) {
 		}
 		if st.Spent != committed.Load() {
 			t.Errorf("%s spent %d, want the sum of commits %d", l.Scope, st.Spent, committed.Load())
+		}
+	}
+}
+
+// testSketches shares replicas' summaries: each replica's latest write is
+// read by the others, binary bytes intact, until its ttl passes.
+func testSketches(t *testing.T, newReplica func(Clock) Store) {
+	ctx := context.Background()
+	clock := newFakeClock(t0)
+	a, b := newReplica(clock), newReplica(clock)
+	bin := []byte{0, 1, '|', 255, '\n', 'x'}
+	if err := a.PutSketch(ctx, "chat/acme", "a", []byte("old"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutSketch(ctx, "chat/acme", "a", bin, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(30 * time.Second)
+	if err := b.PutSketch(ctx, "chat/acme", "b", []byte("bee"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutSketch(ctx, "chat/other", "b", []byte("elsewhere"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Sketches(ctx, "chat/acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string][]byte{"a": bin, "b": []byte("bee")}, got); diff != "" {
+		t.Errorf("both replicas' summaries (-want +got):\n%s", diff)
+	}
+	clock.Advance(31 * time.Second) // a's summary is 61 s old, b's 31 s
+	got, err = a.Sketches(ctx, "chat/acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string][]byte{"b": []byte("bee")}, got); diff != "" {
+		t.Errorf("after a's ttl (-want +got):\n%s", diff)
+	}
+	if got, err := a.Sketches(ctx, "never-written"); err != nil || len(got) != 0 {
+		t.Errorf("unknown series: got %v, %v; want nothing", got, err)
+	}
+	for _, bad := range []struct {
+		series, replica string
+		ttl             time.Duration
+	}{{"", "a", time.Minute}, {"s{x}", "a", time.Minute}, {"s\x00", "a", time.Minute}, {"s", "", time.Minute}, {"s", "a|b", time.Minute}, {"s", "a", 0}} {
+		if err := a.PutSketch(ctx, bad.series, bad.replica, nil, bad.ttl); !errors.Is(err, ErrInvalid) {
+			t.Errorf("PutSketch(%q, %q, ttl %v): got %v, want ErrInvalid", bad.series, bad.replica, bad.ttl, err)
 		}
 	}
 }

@@ -29,6 +29,8 @@ type Memory struct {
 	keys   map[string]KeyRecord                  // hash → record
 	health map[string]ProviderHealth             // provider → record
 	drills map[string]bool                       // provider → down
+	// sketches holds each series' summaries by replica.
+	sketches map[string]map[string]memSketch
 }
 
 type memBucket struct {

@@ -47,6 +47,8 @@ var (
 	keyRevokeScript    = script("key_revoke")
 	keyListScript      = script("key_list")
 	healthSetScript    = script("health_set")
+	sketchPutScript    = script("sketch_put")
+	sketchGetScript    = script("sketch_get")
 )
 
 // Redis is the store shared by gateway replicas. It works with a single

@@ -14,6 +14,7 @@ type Store interface {
 	Requests
 	KeyRing
 	HealthBoard
+	SketchBoard
 }
 
 // Limits holds request and token rate limits.

@@ -95,11 +95,15 @@ func (c *Classifier) Score(r *Request) float64 {
 }
 
 // Level classes a score with the configured thresholds.
-func (c *Classifier) Level(score float64) Level {
+func (c *Classifier) Level(score float64) Level { return LevelAt(score, c.mediumAt, c.complexAt) }
+
+// LevelAt classes a score with the given thresholds (a route calibrated
+// on its traffic has its own).
+func LevelAt(score, mediumAt, complexAt float64) Level {
 	switch {
-	case score >= c.complexAt:
+	case score >= complexAt:
 		return Complex
-	case score >= c.mediumAt:
+	case score >= mediumAt:
 		return Medium
 	default:
 		return Simple

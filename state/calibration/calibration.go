@@ -1,0 +1,369 @@
+package calibration
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/mapping"
+	"github.com/DataDog/sketches-go/ddsketch/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Sketch parameters: 0.1 % relative accuracy on a score in (0, 1] puts a
+// threshold within ±0.001 of the exact quantile, which matters when a
+// domain's scores crowd into a narrow band; the bins span only the
+// scores seen and are bounded, so a sketch stays a few kilobytes.
+const (
+	relativeAccuracy = 0.001
+	maxBins          = 8192
+	// steps is the resolution of the quantile table the request path
+	// reads: a share is placed within 0.1 %.
+	steps = 1000
+)
+
+// Board is where replicas share their sketches (store.SketchBoard).
+type Board interface {
+	PutSketch(ctx context.Context, series, replica string, data []byte, ttl time.Duration) error
+	Sketches(ctx context.Context, series string) (map[string][]byte, error)
+}
+
+// Target is what a route asks of its calibration.
+type Target struct {
+	// Share is the share of requests meant to score at or above the
+	// threshold (shown in the metrics).
+	Share float64
+	// HalfLife is how fast old scores fade.
+	HalfLife time.Duration
+	// MinSamples is the decayed count a tenant (or route) needs before
+	// its own distribution is used.
+	MinSamples int
+}
+
+// Key names a series: a route and a tenant ("" is the route as a whole).
+type Key struct{ Route, Tenant string }
+
+// Calibrator holds the score distributions of every calibrated route and
+// tenant. It is safe for concurrent use and outlives policy reloads.
+type Calibrator struct {
+	replica string
+	board   Board // nil: one node
+	now     func() time.Time
+	log     *slog.Logger
+
+	mu     sync.RWMutex
+	series map[Key]*series
+	routes map[string]Target
+
+	threshold *prometheus.GaugeVec
+	samples   *prometheus.GaugeVec
+}
+
+// series is one route and tenant's distribution.
+type series struct {
+	mu        sync.Mutex
+	local     *ddsketch.DDSketch // this replica's decayed scores
+	decayedAt time.Time
+	view      atomic.Pointer[view] // the deployment's, read on the request path
+}
+
+// view is a quantile table of a merged distribution: q[i] is the score
+// below which a share i/steps of the weight lies.
+type view struct {
+	q     [steps + 1]float64
+	count float64
+}
+
+// New returns a calibrator for this replica; board may be nil (one node),
+// reg may be nil (no metrics).
+func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logger) *Calibrator {
+	c := &Calibrator{
+		replica: replica, board: board, now: time.Now, log: log,
+		series: map[Key]*series{}, routes: map[string]Target{},
+		threshold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_routing_calibrated_threshold",
+			Help: "Complexity score at or above which a request goes to the strong models, read from the route's and tenant's recent traffic (tenant \"\": the whole route).",
+		}, []string{"route", "tenant"}),
+		samples: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_routing_calibration_samples",
+			Help: "Decayed count of recent complexity scores behind a route's and tenant's calibration, over every replica.",
+		}, []string{"route", "tenant"}),
+	}
+	if log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if reg != nil {
+		reg.MustRegister(c.threshold, c.samples)
+	}
+	return c
+}
+
+// Track sets the target of a route (on every policy load); Untrack is
+// implied for routes a new policy drops by Retain.
+func (c *Calibrator) Track(route string, t Target) {
+	c.mu.Lock()
+	c.routes[route] = t
+	c.mu.Unlock()
+}
+
+// Retain forgets every route not in keep, with its series.
+func (c *Calibrator) Retain(keep []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for r := range c.routes {
+		if !slices.Contains(keep, r) {
+			delete(c.routes, r)
+		}
+	}
+	for k := range c.series {
+		if _, ok := c.routes[k.Route]; !ok {
+			delete(c.series, k)
+			c.samples.DeleteLabelValues(k.Route, k.Tenant)
+			c.threshold.DeleteLabelValues(k.Route, k.Tenant)
+		}
+	}
+}
+
+func newSketch() *ddsketch.DDSketch {
+	m, err := mapping.NewLogarithmicMapping(relativeAccuracy)
+	if err != nil {
+		panic(err) // a constant accuracy: cannot happen
+	}
+	return ddsketch.NewDDSketch(m, store.NewCollapsingLowestDenseStore(maxBins), store.NewCollapsingLowestDenseStore(maxBins))
+}
+
+// get returns the series of k, creating it when the route is tracked.
+func (c *Calibrator) get(k Key, create bool) *series {
+	c.mu.RLock()
+	s := c.series[k]
+	_, tracked := c.routes[k.Route]
+	c.mu.RUnlock()
+	if s != nil || !create || !tracked {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s = c.series[k]; s == nil {
+		s = &series{local: newSketch(), decayedAt: c.now()}
+		c.series[k] = s
+	}
+	return s
+}
+
+// anonymous is the tenant of a route without auth: "" names the route
+// as a whole.
+const anonymous = "(none)"
+
+// Observe records the score of a request routed on route for tenant.
+func (c *Calibrator) Observe(route, tenant string, score float64) {
+	if math.IsNaN(score) || score < 0 {
+		return
+	}
+	if tenant == "" {
+		tenant = anonymous
+	}
+	s := c.get(Key{route, tenant}, true)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	_ = s.local.Add(score) // a non-negative finite score is always accepted
+	s.mu.Unlock()
+}
+
+// Threshold is the score at or above which a request is among the
+// hardest share of route's traffic for tenant: the tenant's own
+// distribution, its route's, or (with neither trusted yet) 1 − share, the
+// classifier's shipped calibration. From reports which one.
+func (c *Calibrator) Threshold(route, tenant string, share float64, minSamples int) (t float64, from string) {
+	if tenant == "" {
+		tenant = anonymous
+	}
+	if v := c.viewOf(Key{route, tenant}); v != nil && v.count >= float64(minSamples) {
+		return v.at(1 - share), "tenant"
+	}
+	if v := c.viewOf(Key{route, ""}); v != nil && v.count >= float64(minSamples) {
+		return v.at(1 - share), "route"
+	}
+	return 1 - share, "prior"
+}
+
+func (c *Calibrator) viewOf(k Key) *view {
+	if s := c.get(k, false); s != nil {
+		return s.view.Load()
+	}
+	return nil
+}
+
+// at reads the table at quantile p, interpolating between steps.
+func (v *view) at(p float64) float64 {
+	x := min(max(p, 0), 1) * steps
+	i := int(x)
+	if i >= steps {
+		return v.q[steps]
+	}
+	f := x - float64(i)
+	return v.q[i] + f*(v.q[i+1]-v.q[i])
+}
+
+// Run refreshes the views every period until ctx ends.
+func (c *Calibrator) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c.Refresh(ctx, 3*every)
+		}
+	}
+}
+
+// Refresh decays, publishes and merges every series, then rebuilds the
+// views the request path reads. ttl bounds how long this replica's
+// sketches count for the others if it stops refreshing.
+func (c *Calibrator) Refresh(ctx context.Context, ttl time.Duration) {
+	c.mu.RLock()
+	keys := make([]Key, 0, len(c.series))
+	for k := range c.series {
+		keys = append(keys, k)
+	}
+	targets := make(map[string]Target, len(c.routes))
+	for r, t := range c.routes {
+		targets[r] = t
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(keys, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Tenant, b.Tenant)) })
+
+	now := c.now()
+	routeSum := map[string]*ddsketch.DDSketch{}
+	for _, k := range keys {
+		if k.Tenant == "" {
+			continue // the route's view is the merge of its tenants'
+		}
+		s := c.get(k, false)
+		if s == nil {
+			continue
+		}
+		merged := c.refreshSeries(ctx, k, s, targets[k.Route], now, ttl)
+		if routeSum[k.Route] == nil {
+			routeSum[k.Route] = newSketch()
+		}
+		_ = routeSum[k.Route].MergeWith(merged) // same mapping: cannot fail
+	}
+	for route, sk := range routeSum {
+		if s := c.get(Key{route, ""}, true); s != nil {
+			c.publishView(Key{route, ""}, s, sk, targets[route])
+		}
+	}
+}
+
+// refreshSeries decays the local sketch, shares it, and merges the other
+// replicas' into this series' view; it returns the merged sketch.
+func (c *Calibrator) refreshSeries(ctx context.Context, k Key, s *series, t Target, now time.Time, ttl time.Duration) *ddsketch.DDSketch {
+	s.mu.Lock()
+	if dt := now.Sub(s.decayedAt); dt > 0 && t.HalfLife > 0 {
+		if f := math.Exp2(-dt.Seconds() / t.HalfLife.Seconds()); f > 0 {
+			_ = s.local.Reweight(f)
+		}
+		s.decayedAt = now
+	}
+	merged := s.local.Copy()
+	var buf []byte
+	if c.board != nil {
+		s.local.Encode(&buf, true)
+	}
+	s.mu.Unlock()
+
+	if c.board != nil {
+		name := seriesName(k)
+		if err := c.board.PutSketch(ctx, name, c.replica, buf, ttl); err != nil && ctx.Err() == nil {
+			c.log.Warn("sharing a routing calibration failed", slog.String("route", k.Route), slog.String("error", err.Error()))
+		}
+		others, err := c.board.Sketches(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("reading routing calibrations failed", slog.String("route", k.Route), slog.String("error", err.Error()))
+		}
+		for replica, data := range others {
+			if replica == c.replica {
+				continue
+			}
+			if err := decodeInto(merged, data); err != nil {
+				c.log.Warn("a replica's routing calibration is unreadable", slog.String("route", k.Route), slog.String("replica", replica), slog.String("error", err.Error()))
+			}
+		}
+	}
+	c.publishView(k, s, merged, t)
+	return merged
+}
+
+// decodeInto merges an encoded sketch into dst, leaving dst untouched
+// when the data is bad.
+func decodeInto(dst *ddsketch.DDSketch, data []byte) error {
+	other, err := ddsketch.DecodeDDSketch(data, func() store.Store { return store.NewCollapsingLowestDenseStore(maxBins) }, dst.IndexMapping)
+	if err != nil {
+		return err
+	}
+	if c := other.GetCount(); math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
+		return errors.New("count out of range")
+	}
+	return dst.MergeWith(other)
+}
+
+func (c *Calibrator) publishView(k Key, s *series, sk *ddsketch.DDSketch, t Target) {
+	v := table(sk)
+	s.view.Store(v)
+	c.samples.WithLabelValues(k.Route, k.Tenant).Set(v.count)
+	if v.count > 0 {
+		c.threshold.WithLabelValues(k.Route, k.Tenant).Set(v.at(1 - t.Share))
+	}
+}
+
+// table reads a sketch's quantiles at every step in one pass over its
+// bins (asking the sketch step by step would walk them a thousand times).
+func table(sk *ddsketch.DDSketch) *view {
+	type bin struct{ value, count float64 }
+	var bins []bin
+	sk.ForEach(func(value, count float64) bool {
+		if count > 0 {
+			bins = append(bins, bin{value, count})
+		}
+		return false
+	})
+	slices.SortFunc(bins, func(a, b bin) int { return cmp.Compare(a.value, b.value) })
+	v := &view{}
+	for _, b := range bins {
+		v.count += b.count
+	}
+	if v.count == 0 {
+		return v
+	}
+	// q[i] is the score with a share i/steps of the weight below it. A
+	// bin holds the scores within ±relativeAccuracy of its value; the
+	// quantile is placed inside the bin as if they were spread evenly
+	// across it (scores are continuous; equal scores move together).
+	cum, j := 0.0, 0
+	for i := 0; i <= steps; i++ {
+		rank := float64(i) / steps * v.count
+		for j < len(bins)-1 && cum+bins[j].count < rank {
+			cum += bins[j].count
+			j++
+		}
+		b := bins[j]
+		f := min(max((rank-cum)/b.count, 0), 1)
+		v.q[i] = b.value * (1 - relativeAccuracy + 2*relativeAccuracy*f)
+	}
+	return v
+}
+
+// seriesName is the shared store's name of a series; tenant names hold
+// no '/'.
+func seriesName(k Key) string { return "routing-score:" + k.Route + "/" + k.Tenant }
