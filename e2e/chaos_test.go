@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
@@ -23,7 +27,8 @@ type load struct {
 
 type outcome struct {
 	at     time.Time
-	status int // 0: no HTTP answer (a transport error)
+	status int    // 0: no HTTP answer (a transport error)
+	id     string // the X-Request-Id answered
 }
 
 func startLoad(url string, workers int, interval time.Duration) *load {
@@ -48,6 +53,8 @@ func startLoad(url string, workers int, interval time.Duration) *load {
 				o := outcome{at: time.Now()}
 				if resp, err := c.Do(req); err == nil {
 					o.status = resp.StatusCode
+					o.id = resp.Header.Get("X-Request-Id")
+					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
 				}
 				l.mu.Lock()
@@ -79,11 +86,17 @@ func firstServedAfter(seen []outcome, t time.Time) (time.Time, bool) {
 // TestChaosExtProcKilled: ext_proc dies (kill -9) under load and is
 // restarted. Clients see 200 or a clean 503, never a dropped connection
 // or an unprocessed request; new requests are served again within 15 s of
-// the restart, and every request after that is served.
+// the restart, and every request after that is served. No usage record is
+// lost: every request a client saw served has its row in the ledger (the
+// dead process's unwritten records come back from its disk spool), and the
+// ledger holds no more served rows than clients saw. The budget holds the
+// dead process left in Redis are only those of requests in flight at the
+// kill, each due to expire (and be swept) within reservation_ttl.
 func TestChaosExtProcKilled(t *testing.T) {
 	s := startStack(t, defaultOptions())
 	l := startLoad(s.URL, 4, 20*time.Millisecond)
 	time.Sleep(2 * time.Second)
+	killed := time.Now()
 	s.Kill("extproc-0")
 	time.Sleep(2 * time.Second)
 	restarted := time.Now()
@@ -125,6 +138,51 @@ func TestChaosExtProcKilled(t *testing.T) {
 	for _, o := range seen {
 		if o.at.After(settled) && o.status != http.StatusOK {
 			t.Errorf("a request sent %v after service came back got %d", o.at.Sub(back).Round(time.Millisecond), o.status)
+		}
+	}
+
+	rows := ledgerRecords(t, s)
+	lost, servedRows := 0, 0
+	for _, o := range seen {
+		if o.status == http.StatusOK {
+			if _, ok := rows[o.id]; !ok || o.id == "" {
+				lost++
+			}
+		}
+	}
+	for _, r := range rows {
+		if r.Status == http.StatusOK {
+			servedRows++
+		}
+	}
+	t.Logf("served %d, served rows in the ledger %d, usage records lost %d", byStatus[http.StatusOK], servedRows, lost)
+	if lost > 0 {
+		t.Errorf("%d served requests have no usage record", lost)
+	}
+	if servedRows != byStatus[http.StatusOK] {
+		t.Errorf("ledger holds %d served rows, clients saw %d served", servedRows, byStatus[http.StatusOK])
+	}
+	assertHoldsExpire(t, s, "demo", killed.Add(policy.DefaultQuotaArgs().ReservationTTL), 4)
+}
+
+// assertHoldsExpire checks the budget reservations still live in Redis for
+// tenant: at most most of them (the requests in flight when a process
+// died), each due to expire by due, when the sweep gives it back.
+func assertHoldsExpire(t *testing.T, s *harness.Stack, tenant string, due time.Time, most int) {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
+	defer rc.Close()
+	live, err := rc.ZRangeWithScores(t.Context(), "sy:{ten:"+tenant+"}:rexp", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reservations live after the restart: %d", len(live))
+	if len(live) > most {
+		t.Errorf("%d reservations live, want at most %d (the requests in flight at the kill)", len(live), most)
+	}
+	for _, z := range live {
+		if exp := time.UnixMicro(int64(z.Score)); exp.After(due.Add(5 * time.Second)) {
+			t.Errorf("reservation %v expires at %v, after %v", z.Member, exp, due)
 		}
 	}
 }

@@ -46,6 +46,16 @@ type ResponseChunkHook interface {
 	ResponseChunk(ctx context.Context, x *Exchange, c *Chunk) error
 }
 
+// CompleteHook runs once per answer that completes: when its last piece
+// has passed every response-body hook, before it is released to the
+// client. It sees what Done sees for a completed answer, except the
+// outcomes of retried attempts, which Envoy reports later. It is for what
+// must be on record before the client has its answer (the usage filter
+// spools the request's record, in case the process dies before Done).
+type CompleteHook interface {
+	Complete(ctx context.Context, x *Exchange)
+}
+
 // DoneHook runs exactly once per exchange, for every filter of the chain,
 // after everything else; cause is nil when the response completed.
 type DoneHook interface {
@@ -67,6 +77,7 @@ type Chain struct {
 	attDone  []AttemptDoneHook
 	respHdr  []ResponseHeadersHook // descending order
 	respBody []ResponseChunkHook   // descending order
+	complete []CompleteHook        // descending order
 	done     []DoneHook            // descending order
 }
 
@@ -96,6 +107,9 @@ func NewChain(fs []Filter) *Chain {
 		}
 		if h, ok := f.(ResponseChunkHook); ok {
 			c.respBody = append(c.respBody, h)
+		}
+		if h, ok := f.(CompleteHook); ok {
+			c.complete = append(c.complete, h)
 		}
 		if h, ok := f.(DoneHook); ok {
 			c.done = append(c.done, h)
@@ -170,11 +184,17 @@ func (c *Chain) ResponseHeaders(ctx context.Context, x *Exchange) error {
 	return nil
 }
 
-// ResponseChunk runs the response-body hooks in descending order.
+// ResponseChunk runs the response-body hooks in descending order and,
+// after the last chunk, the complete hooks.
 func (c *Chain) ResponseChunk(ctx context.Context, x *Exchange, ch *Chunk) error {
 	for _, h := range c.respBody {
 		if err := h.ResponseChunk(ctx, x, ch); err != nil {
 			return err
+		}
+	}
+	if ch.EOS {
+		for _, h := range c.complete {
+			h.Complete(ctx, x)
 		}
 	}
 	return nil

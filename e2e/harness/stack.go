@@ -220,7 +220,9 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"-config", s.PolicyDir, "-listen", "unix:" + sock, "-metrics", addr(epMetrics), "-poll", "500ms"}
+		// A spool directory each: a spool is one process's.
+		args := []string{"-config", s.PolicyDir, "-listen", "unix:" + sock, "-metrics", addr(epMetrics), "-poll", "500ms",
+			"-spool-dir", filepath.Join(s.Dir, "spool-"+strconv.Itoa(i))}
 		if s.RedisAddr != "" {
 			args = append(args, "-redis", s.RedisAddr)
 		}

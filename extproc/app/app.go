@@ -59,6 +59,8 @@ type config struct {
 	redis     redisConfig
 	auditLog  string
 	admission server.Admission
+	spoolDir  string
+	spoolMax  int64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -76,6 +78,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.redis.cluster, "redis-cluster", false, "the one -redis address is a Redis Cluster's (configuration endpoint)")
 	fs.BoolVar(&c.redis.tls, "redis-tls", false, "connect to Redis over TLS (credentials: $"+usernameEnv+", $"+passwordEnv+")")
 	fs.StringVar(&c.auditLog, "audit-log", "", "file the audit trail is appended to; empty: stderr, as lines with \"kind\":\"audit\"")
+	fs.StringVar(&c.spoolDir, "spool-dir", ".run/spool", "directory of the disk spools that keep unwritten usage records and budget commits across a crash, one per replica; empty: memory only")
+	fs.Int64Var(&c.spoolMax, "spool-max-bytes", 256<<20, "bound of each spool on disk; past it records are kept in memory only, counted in switchyard_spool_overflow_total")
 	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
 	return c, fs.Parse(args)
@@ -118,7 +122,13 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		st = store.NewMemory(store.Options{Metrics: storeMetrics})
 		log.Info("store: embedded in-memory (single node)")
 	}
-	spool := runQuota(ctx, st, storeMetrics, log)
+	spools, closeSpools, err := openSpools(c.spoolDir, c.spoolMax, reg, log)
+	if err != nil {
+		log.Error("opening the spools", slog.String("error", err.Error()))
+		return err
+	}
+	defer closeSpools()
+	spool := runQuota(ctx, st, storeMetrics, spools[budgetSpool], log)
 	sticky := router.NewSticky(100_000, time.Now)
 	cal := calibration.New(replicaName(), st, reg, log)
 	var (
@@ -164,7 +174,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		loads.Refused(ctx, err)
 		return err
 	}
-	db, writer, err := openLedger(ctx, p, reg, log)
+	db, writer, err := openLedger(ctx, p, reg, spools[ledgerSpool], spools[heldSpool], log)
 	if err != nil {
 		log.Error("opening the usage ledger", slog.String("error", err.Error()))
 		return err

@@ -17,7 +17,7 @@ import (
 // openLedger opens the usage ledger the policy names and starts its
 // batching writer. The ledger is chosen at startup; a reload that changes
 // gateway.ledger takes effect at the next restart (logged then).
-func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer, log *slog.Logger) (*ledger.DB, *ledger.Writer, error) {
+func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer, d, held disk, log *slog.Logger) (*ledger.DB, *ledger.Writer, error) {
 	c := ledger.Config{Driver: p.Gateway.Ledger.Driver, DSN: p.Gateway.Ledger.Path}
 	if ref := p.Gateway.Ledger.DSN; ref != nil {
 		dsn, err := secrets{}.Resolve(*ref)
@@ -37,6 +37,10 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 		Capacity:      p.Gateway.Ledger.Buffer,
 		Metrics:       m,
 		Logger:        log,
+		Spool:         d.spool,
+		Spooled:       d.left,
+		HoldSpool:     held.spool,
+		Held:          held.left,
 	})
 	log.Info("usage ledger open", slog.String("driver", db.Driver()))
 	return db, w, nil

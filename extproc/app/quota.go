@@ -8,8 +8,9 @@ import (
 	"github.com/switchyard/switchyard/state/store"
 )
 
-// spoolLimit bounds the budget commits kept in memory while the store is
-// unreachable: at a few hundred bytes each, tens of megabytes at most.
+// spoolLimit bounds the budget commits kept in memory (and on disk) while
+// the store is unreachable: at a few hundred bytes each, tens of megabytes
+// at most.
 const spoolLimit = 100_000
 
 // runQuota starts what keeps budgets exact across replicas and outages
@@ -17,8 +18,11 @@ const spoolLimit = 100_000
 // crashed, and the spooler that writes the commits kept during a store
 // outage once the store is back. The quota filter commits through the
 // spooler it returns.
-func runQuota(ctx context.Context, st store.Store, m *store.Metrics, log *slog.Logger) *store.Spooler {
+func runQuota(ctx context.Context, st store.Store, m *store.Metrics, d disk, log *slog.Logger) *store.Spooler {
 	spool := store.NewSpooler(st, spoolLimit, m)
+	if d.spool != nil {
+		spool = store.NewDiskSpooler(st, spoolLimit, m, d.spool, d.left, log)
+	}
 	go func() {
 		spool.Run(ctx, time.Second)
 		// One last try on the way out, so a brief outage before shutdown

@@ -58,11 +58,28 @@ func (*Filter) Uses() []filters.Use {
 	}
 }
 
+// Complete implements [filters.CompleteHook]: the record as it stands is
+// held in the ledger's spool until Done writes the final one, so that a
+// client never has an answer the ledger could lose to a crash.
+func (f *Filter) Complete(_ context.Context, x *filters.Exchange) {
+	if f.ledger != nil && f.ledger.Holding() && !anonymous(x) {
+		f.ledger.Hold(RecordOf(x, nil, f.now()))
+	}
+}
+
+// anonymous reports a refusal before any caller is known: it belongs to
+// nobody, and as ledger rows and audit lines anyone with the address could
+// fill both.
+func anonymous(x *filters.Exchange) bool {
+	return x.Caller.Tenant == nil && x.Response.Status == http.StatusUnauthorized
+}
+
 // Done implements [filters.DoneHook].
 func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
-	// A refusal before any caller is known belongs to nobody: as ledger
-	// rows and audit lines, anyone with the address could fill both.
-	if x.Caller.Tenant == nil && x.Response.Status == http.StatusUnauthorized {
+	if anonymous(x) {
+		if f.ledger != nil {
+			f.ledger.Release(x.ID)
+		}
 		route := ""
 		if x.Route != nil {
 			route = x.Route.Name

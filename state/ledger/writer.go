@@ -2,12 +2,15 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/switchyard/switchyard/state/spool"
 )
 
 // WriterOptions tunes a Writer. Zero fields take the defaults.
@@ -32,6 +35,22 @@ type WriterOptions struct {
 	Logger *slog.Logger
 	// Now stamps records that come without a Time (time.Now).
 	Now func() time.Time
+	// Spool, when set, keeps every queued record on disk until it is
+	// written, so that the records of a process that dies are written by
+	// the next one. Spooled are the records the spool handed back when it
+	// was opened: the writer queues them first. The writer acknowledges
+	// records to the spool as they are written or refused; it does not
+	// close it.
+	Spool   *spool.Spool
+	Spooled [][]byte
+	// HoldSpool, when set with Spool, keeps the records Hold is given
+	// until Write brings the final one: the record of an answer about to
+	// reach its client, in case the process dies before it is written.
+	// Held are the records it handed back when opened: the writer queues
+	// them after Spooled, so that a final record of the same request, if
+	// there is one, is written first and the held one skipped.
+	HoldSpool *spool.Spool
+	Held      [][]byte
 }
 
 func (o *WriterOptions) defaults() {
@@ -68,7 +87,8 @@ func setDefault[T int | time.Duration](v *T, d T) {
 // switchyard_ledger_dropped_records_total and logged: the queue is full, the
 // database refuses the record itself (then the rest of its batch is still
 // written), or the record has no request ID. Records still queued when the
-// process dies are lost; Close writes them first.
+// process dies are lost, unless the writer has a spool (then the next
+// process writes them); Close writes them first.
 type Writer struct {
 	ledger  Sink
 	o       WriterOptions
@@ -85,6 +105,11 @@ type Writer struct {
 	overflow int           // records dropped since the queue last had room
 	lost     error         // set by Close when it dropped records it could not write
 
+	// holdOrder lists the request IDs held, oldest first, up to the first
+	// not yet released; held has those not released.
+	holdOrder []string
+	held      map[string]struct{}
+
 	wake    chan struct{}
 	stop    context.CancelFunc
 	stopped chan struct{}
@@ -98,11 +123,110 @@ func NewWriter(l Sink, o WriterOptions) *Writer {
 	w := &Writer{
 		ledger: l, o: o, metrics: o.Metrics, log: o.Logger,
 		progress: make(chan struct{}), wake: make(chan struct{}, 1),
-		stop: stop, stopped: make(chan struct{}),
+		stop: stop, stopped: make(chan struct{}), held: map[string]struct{}{},
 	}
-	w.metrics.depth(0)
+	if o.Spool == nil {
+		o.HoldSpool, o.Held = nil, nil
+		w.o = o
+	}
+	w.unspool(o.Spooled, o.Held)
 	go w.run(ctx)
 	return w
+}
+
+// unspool queues the records a previous process spooled and did not write.
+// One that does not decode (it passed its checksum, so only a change of
+// the Record type could cause that) is queued empty, so that it stays in
+// step with the spool's acknowledgements; the database refuses it and it
+// is counted as refused.
+//
+// Held records come after them: each moves to the spool of records to
+// write (a final record of its request, queued before it, makes the ledger
+// skip it), and is then let go from the hold spool.
+func (w *Writer) unspool(spooled, held [][]byte) {
+	for _, b := range spooled {
+		w.queue = append(w.queue, w.decode(b))
+	}
+	for _, b := range held {
+		_ = w.o.Spool.Append(b) // kept in memory even if this fails; counted
+		w.queue = append(w.queue, w.decode(b))
+	}
+	if len(held) > 0 {
+		if err := w.o.HoldSpool.Ack(len(held)); err != nil {
+			w.log.Warn("ledger: letting go of held records", slog.Any("error", err))
+		}
+	}
+	w.accepted = uint64(len(w.queue))
+	w.metrics.depth(len(w.queue))
+	if len(w.queue) > 0 {
+		w.log.Info("ledger: usage records a previous process left unwritten are queued",
+			slog.Int("records", len(spooled)), slog.Int("held", len(held)))
+	}
+}
+
+func (w *Writer) decode(b []byte) Record {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		w.log.Error("ledger: a spooled usage record does not decode", slog.Any("error", err))
+		return Record{}
+	}
+	return r
+}
+
+// Holding reports whether Hold keeps anything.
+func (w *Writer) Holding() bool { return w.o.HoldSpool != nil }
+
+// Hold spools r, the record of an answer about to reach its client, until
+// Write (or Release) of its request: if the process dies in between, the
+// next one writes it. Without a hold spool it does nothing.
+func (w *Writer) Hold(r Record) {
+	if w.o.HoldSpool == nil || r.RequestID == "" {
+		return
+	}
+	if r.Time.IsZero() {
+		r.Time = w.o.Now()
+	}
+	b, _ := json.Marshal(r) // a Record always encodes
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, dup := w.held[r.RequestID]; dup {
+		return
+	}
+	_ = w.o.HoldSpool.Append(b) // counted by the spool when it fails
+	w.held[r.RequestID] = struct{}{}
+	w.holdOrder = append(w.holdOrder, r.RequestID)
+}
+
+// Release lets go of the record held for request id, if any, without
+// writing anything: the request is not to be recorded.
+func (w *Writer) Release(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.release(id)
+}
+
+// release lets go of id's hold; holds are let go from the spool oldest
+// first, as far as every older one is released too.
+func (w *Writer) release(id string) {
+	if _, ok := w.held[id]; !ok {
+		return
+	}
+	delete(w.held, id)
+	n := 0
+	for n < len(w.holdOrder) {
+		if _, still := w.held[w.holdOrder[n]]; still {
+			break
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	clear(w.holdOrder[:n])
+	w.holdOrder = w.holdOrder[n:]
+	if err := w.o.HoldSpool.Ack(n); err != nil {
+		w.log.Warn("ledger: letting go of held records", slog.Any("error", err))
+	}
 }
 
 // Write queues r to be written. It never waits for the database. A record
@@ -110,6 +234,10 @@ func NewWriter(l Sink, o WriterOptions) *Writer {
 func (w *Writer) Write(r Record) {
 	if r.Time.IsZero() {
 		r.Time = w.o.Now()
+	}
+	var encoded []byte
+	if w.o.Spool != nil && r.RequestID != "" {
+		encoded, _ = json.Marshal(r) // a Record always encodes
 	}
 	w.mu.Lock()
 	reason := ""
@@ -124,6 +252,7 @@ func (w *Writer) Write(r Record) {
 	}
 	if reason != "" {
 		first := w.overflow == 1
+		w.release(r.RequestID)
 		w.mu.Unlock()
 		w.metrics.drop(reason, 1)
 		switch {
@@ -138,6 +267,11 @@ func (w *Writer) Write(r Record) {
 	}
 	overflowed := w.overflow
 	w.overflow = 0
+	if w.o.Spool != nil {
+		// Kept in memory even if the spool fails or is full; it counts that.
+		_ = w.o.Spool.Append(encoded)
+	}
+	w.release(r.RequestID) // after the final record is spooled
 	w.queue = append(w.queue, r)
 	w.accepted++
 	depth := len(w.queue)
@@ -213,9 +347,14 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 	w.queue = nil
 	w.metrics.depth(0)
-	w.metrics.drop(DropClosed, left)
-	w.log.Error("ledger closed with usage records unwritten", slog.Int("dropped", left))
-	w.lost = fmt.Errorf("ledger: closed with %d records unwritten: %w", left, err)
+	if w.o.Spool != nil {
+		w.log.Warn("ledger closed with usage records unwritten: they stay in the spool for the next start", slog.Int("records", left))
+		w.lost = fmt.Errorf("ledger: closed with %d records unwritten (spooled): %w", left, err)
+	} else {
+		w.metrics.drop(DropClosed, left)
+		w.log.Error("ledger closed with usage records unwritten", slog.Int("dropped", left))
+		w.lost = fmt.Errorf("ledger: closed with %d records unwritten: %w", left, err)
+	}
 	close(w.progress) // a Flush still waiting learns of the loss
 	w.progress = make(chan struct{})
 	return w.lost
@@ -345,6 +484,13 @@ func (w *Writer) settle(n int) {
 	defer w.mu.Unlock()
 	clear(w.queue[:n]) // let the strings go
 	w.queue = w.queue[n:]
+	if w.o.Spool != nil {
+		if err := w.o.Spool.Ack(n); err != nil {
+			// They are written: at worst the next start writes them again,
+			// and the ledger skips them.
+			w.log.Warn("ledger: marking written records in the spool", slog.Any("error", err))
+		}
+	}
 	if len(w.queue) == 0 {
 		w.queue = nil
 	}

@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/switchyard/switchyard/state/spool"
 )
 
 // ErrSpoolFull reports a commit that could neither be written nor kept. It
@@ -22,31 +26,63 @@ var ErrSpoolFull = errors.New("commit spool full")
 // A spooled commit must be replayed within the store's Retention; after that
 // the reservation is forgotten and the commit is dropped as unknown, counted
 // in switchyard_store_dropped_commits_total{reason="unknown_reservation"}.
+//
+// With a disk spool (NewDiskSpooler) every kept commit is also appended to
+// it, and acknowledged there once written or dropped, so that the commits
+// of a process that dies are replayed by the next one; replay is then at
+// least once, and Commit's idempotency makes it count once.
 type Spooler struct {
 	budgets Budgets
 	limit   int
 	metrics *Metrics
+	disk    *spool.Spool
+	log     *slog.Logger
 
 	replaying sync.Mutex // one Replay at a time
 	mu        sync.Mutex
 	queue     []spooledCommit
 }
 
+// spooledCommit is one commit kept for replay, as the disk spool keeps it
+// too (JSON).
 type spooledCommit struct {
-	id     ReservationID
-	actual int64
-	// lines is set for spend no reservation covered (see Record): replay
+	ID     ReservationID `json:"id"`
+	Actual int64         `json:"actual"`
+	// Lines is set for spend no reservation covered (see Record): replay
 	// first opens an uncapped reservation of nothing on them.
-	lines []BudgetLine
+	Lines []BudgetLine `json:"lines,omitempty"`
 }
 
 // recordTTL is how long the empty reservation Record opens may live before
 // its commit follows; the two calls come back to back.
 const recordTTL = time.Minute
 
-// NewSpooler returns a spooler over b that keeps at most limit commits.
+// NewSpooler returns a spooler over b that keeps at most limit commits, in
+// memory.
 func NewSpooler(b Budgets, limit int, m *Metrics) *Spooler {
 	return &Spooler{budgets: b, limit: limit, metrics: m}
+}
+
+// NewDiskSpooler is NewSpooler whose commits are kept on disk as well.
+// spooled are the commits disk handed back when it was opened (those a
+// previous process kept and did not write): they are queued first, even
+// past limit. One that does not decode is queued empty, to stay in step
+// with disk's acknowledgements, and dropped as rejected at replay.
+func NewDiskSpooler(b Budgets, limit int, m *Metrics, disk *spool.Spool, spooled [][]byte, log *slog.Logger) *Spooler {
+	s := &Spooler{budgets: b, limit: limit, metrics: m, disk: disk, log: log}
+	for _, raw := range spooled {
+		var c spooledCommit
+		if err := json.Unmarshal(raw, &c); err != nil {
+			log.Error("a spooled budget commit does not decode", slog.Any("error", err))
+			c = spooledCommit{}
+		}
+		s.queue = append(s.queue, c)
+	}
+	if len(s.queue) > 0 {
+		s.metrics.spool(len(s.queue))
+		log.Info("budget commits a previous process kept during a store outage are queued for replay", slog.Int("commits", len(s.queue)))
+	}
+	return s
 }
 
 // Commit commits through the store. When the store is unavailable it keeps
@@ -68,7 +104,7 @@ func (s *Spooler) Keep(id ReservationID, actual int64, err error) (Outcome, erro
 	if !errors.Is(err, ErrUnavailable) {
 		return 0, err
 	}
-	return s.keep(spooledCommit{id: id, actual: actual}, err)
+	return s.keep(spooledCommit{ID: id, Actual: actual}, err)
 }
 
 // keep queues c after the store failed with cause.
@@ -78,6 +114,12 @@ func (s *Spooler) keep(c spooledCommit, cause error) (Outcome, error) {
 	if len(s.queue) >= s.limit {
 		s.metrics.drop("spool_full", len(s.queue))
 		return 0, fmt.Errorf("%w: %w", ErrSpoolFull, cause)
+	}
+	if s.disk != nil {
+		b, _ := json.Marshal(c) // plain data always encodes
+		// Kept in memory even when the disk spool fails or is full; it
+		// counts that.
+		_ = s.disk.Append(b)
 	}
 	s.queue = append(s.queue, c)
 	s.metrics.spool(len(s.queue))
@@ -97,7 +139,7 @@ func (s *Spooler) Record(ctx context.Context, id ReservationID, lines []BudgetLi
 		l.Limit = maxExact
 		open[i] = l
 	}
-	c := spooledCommit{id: id, actual: actual, lines: open}
+	c := spooledCommit{ID: id, Actual: actual, Lines: open}
 	out, err := s.write(ctx, c)
 	if !errors.Is(err, ErrUnavailable) {
 		return out, err
@@ -107,13 +149,13 @@ func (s *Spooler) Record(ctx context.Context, id ReservationID, lines []BudgetLi
 
 // write sends one spooled item to the store.
 func (s *Spooler) write(ctx context.Context, c spooledCommit) (Outcome, error) {
-	if c.lines != nil {
-		err := s.budgets.Reserve(ctx, c.id, c.lines, 0, recordTTL)
+	if c.Lines != nil {
+		err := s.budgets.Reserve(ctx, c.ID, c.Lines, 0, recordTTL)
 		if err != nil && !errors.Is(err, ErrDuplicateReservation) {
 			return 0, err
 		}
 	}
-	return s.budgets.Commit(ctx, c.id, c.actual)
+	return s.budgets.Commit(ctx, c.ID, c.Actual)
 }
 
 // Len returns how many commits wait in the spool.
@@ -138,6 +180,9 @@ func (s *Spooler) Replay(ctx context.Context) (int, error) {
 	written := 0
 	for i, c := range batch {
 		_, err := s.write(ctx, c)
+		if err == nil || !(errors.Is(err, ErrUnavailable) || ctx.Err() != nil) {
+			s.settled()
+		}
 		switch {
 		case err == nil:
 			written++
@@ -154,6 +199,19 @@ func (s *Spooler) Replay(ctx context.Context) (int, error) {
 		}
 	}
 	return written, nil
+}
+
+// settled tells the disk spool that the oldest commit kept is written or
+// dropped: it is not to be replayed after a restart.
+func (s *Spooler) settled() {
+	if s.disk == nil {
+		return
+	}
+	if err := s.disk.Ack(1); err != nil {
+		// Written already: at worst replayed once more after a restart,
+		// which Commit ignores.
+		s.log.Warn("marking a replayed budget commit in the disk spool", slog.Any("error", err))
+	}
 }
 
 // depth is the spool length with pending still to replay.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/state/spool"
 )
 
 // flakyBudgets fails every Reserve and Commit with ErrUnavailable while
@@ -215,5 +218,82 @@ func TestSpoolerRun(t *testing.T) {
 	}
 	if st.Spent != 400 || st.Reserved != 0 {
 		t.Errorf("spent %d, reserved %d; want 400, 0", st.Spent, st.Reserved)
+	}
+}
+
+// TestDiskSpoolerOutlivesTheProcess: commits kept during an outage by a
+// process that then dies are replayed by the next process from the disk
+// spool, each counted once, the one that had reached the store before
+// the connection broke included; once written they are not replayed again.
+func TestDiskSpoolerOutlivesTheProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	daily := BudgetLine{Scope: acme, Period: Daily, Limit: 1_000_000}
+	mem := NewMemory(Options{Clock: newFakeClock(t0)})
+	flaky := &flakyBudgets{Budgets: mem}
+	for i := range 4 {
+		if err := mem.Reserve(ctx, rid(fmt.Sprint("r", i)), []BudgetLine{daily}, 100, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// r0's commit reached the store; the answer was lost, so it is kept too.
+	if _, err := mem.Commit(ctx, rid("r0"), 50); err != nil {
+		t.Fatal(err)
+	}
+
+	disk, left, err := spool.Open(dir, "budget", spool.Options{})
+	if err != nil || len(left) != 0 {
+		t.Fatalf("Open: %d records, %v", len(left), err)
+	}
+	first := NewDiskSpooler(flaky, 10, nil, disk, left, log)
+	flaky.down.Store(true)
+	for i := range 4 {
+		if out, err := first.Commit(ctx, rid(fmt.Sprint("r", i)), 50); err != nil || out != OutcomeSpooled {
+			t.Fatalf("commit r%d: %s, %v", i, out, err)
+		}
+	}
+	if out, err := first.Record(ctx, rid("unreserved"), []BudgetLine{daily}, 70); err != nil || out != OutcomeSpooled {
+		t.Fatalf("Record: %s, %v", out, err)
+	}
+	// The process dies with the store still down.
+	if err := disk.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	flaky.down.Store(false)
+	disk, left, err = spool.Open(dir, "budget", spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if len(left) != 5 {
+		t.Fatalf("the disk spool handed back %d commits, want 5", len(left))
+	}
+	m := NewMetrics(nil)
+	second := NewDiskSpooler(flaky, 10, m, disk, left, log)
+	if n, err := second.Replay(ctx); err != nil || n != 5 {
+		t.Fatalf("Replay: %d written, %v; want 5", n, err)
+	}
+	st, err := mem.Budget(ctx, daily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spent != 4*50+70 || st.Reserved != 0 {
+		t.Errorf("spent %d reserved %d, want %d and 0", st.Spent, st.Reserved, 4*50+70)
+	}
+	if disk.Pending() != 0 {
+		t.Errorf("%d commits still pending on disk after the replay", disk.Pending())
+	}
+	if err := disk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, left, err := spool.Open(dir, "budget", spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if len(left) != 0 {
+		t.Errorf("the next start replays %d commits again", len(left))
 	}
 }
