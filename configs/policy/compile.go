@@ -246,7 +246,38 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 		if l.Burst < l.RequestsPerSecond {
 			c.at(src, "gateway", "local_rate_limit.burst", "must be >= requests_per_second")
 		}
-		out.LocalRateLimit = LocalRateLimit(*l)
+		out.LocalRateLimit = LocalRateLimit{RequestsPerSecond: l.RequestsPerSecond, Burst: l.Burst}
+		// Each client gets half the listener's bucket unless told otherwise:
+		// one flooding client leaves the other half to everyone else.
+		pc := ClientRateLimit{RequestsPerSecond: max(1, l.RequestsPerSecond/2), Burst: max(1, l.Burst/2), MaxClients: 1000}
+		if s := l.PerClient; s != nil {
+			if s.RequestsPerSecond != 0 {
+				pc.RequestsPerSecond = s.RequestsPerSecond
+			}
+			if s.Burst != 0 {
+				pc.Burst = s.Burst
+			}
+			if s.MaxClients != 0 {
+				pc.MaxClients = s.MaxClients
+			}
+		}
+		switch {
+		case pc.RequestsPerSecond < 1 || pc.RequestsPerSecond > l.RequestsPerSecond:
+			c.at(src, "gateway", "local_rate_limit.per_client.requests_per_second", "must be between 1 and the listener's requests_per_second (%d)", l.RequestsPerSecond)
+		case pc.Burst < pc.RequestsPerSecond || pc.Burst > l.Burst:
+			c.at(src, "gateway", "local_rate_limit.per_client.burst", "must be between its requests_per_second and the listener's burst (%d)", l.Burst)
+		case pc.MaxClients < 1 || pc.MaxClients > 100_000:
+			c.at(src, "gateway", "local_rate_limit.per_client.max_clients", "must be between 1 and 100000")
+		}
+		out.LocalRateLimit.PerClient = pc
+	}
+	out.Edge = DefaultEdge()
+	if n := c.idx.lookup(c.gwFile, "gateway.edge"); n != nil {
+		if err := n.Decode(&out.Edge); err != nil {
+			c.at(src, "gateway", "edge", "%v", err)
+		} else if err := out.Edge.Validate(); err != nil {
+			c.at(src, "gateway", "edge", "%v", err)
+		}
 	}
 }
 

@@ -95,6 +95,7 @@ type Gateway struct {
 	HasAdminKey     bool
 	MaxRequestBytes int64
 	LocalRateLimit  LocalRateLimit
+	Edge            Edge
 	Health          HealthConfig
 	Governor        Governor
 	Ledger          Ledger
@@ -165,10 +166,19 @@ type App struct {
 	RateLimit RateLimit
 }
 
-// LocalRateLimit is Envoy's listener token bucket; zero means off.
+// LocalRateLimit is Envoy's listener token bucket, after a bucket per
+// client; zero means off.
 type LocalRateLimit struct {
 	RequestsPerSecond int
 	Burst             int
+	PerClient         ClientRateLimit
+}
+
+// ClientRateLimit is the compiled bucket of each client credential.
+type ClientRateLimit struct {
+	RequestsPerSecond int
+	Burst             int
+	MaxClients        int
 }
 
 // Provider is a compiled provider.

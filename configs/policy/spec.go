@@ -21,6 +21,9 @@ type GatewaySpec struct {
 	// LocalRateLimit is Envoy's token bucket on the listener: cheap overload
 	// protection in front of everything else.
 	LocalRateLimit *LocalRateLimitSpec `yaml:"local_rate_limit"`
+	// Edge bounds client connections and provider clusters in Envoy;
+	// unset keys keep their defaults ([DefaultEdge]).
+	Edge *Edge `yaml:"edge"`
 	// Health tunes the provider health monitor, circuit breakers and
 	// progressive recovery; unset keys keep their defaults
 	// (state/health/README.md).
@@ -101,6 +104,20 @@ type AuditSpec struct {
 type LocalRateLimitSpec struct {
 	RequestsPerSecond int `yaml:"requests_per_second"`
 	Burst             int `yaml:"burst"`
+	// PerClient is a bucket for each client credential (Authorization or
+	// X-Api-Key), taken before the listener's, so that one client flooding
+	// cannot drain the listener's bucket for the others. Unset: half the
+	// listener's rate and burst, for up to 1,000 clients at once.
+	PerClient *ClientRateLimitSpec `yaml:"per_client"`
+}
+
+// ClientRateLimitSpec is the token bucket of each client.
+type ClientRateLimitSpec struct {
+	RequestsPerSecond int `yaml:"requests_per_second"`
+	Burst             int `yaml:"burst"`
+	// MaxClients bounds the buckets Envoy keeps (least recently used go
+	// first): each is keyed by a credential of up to the header size limit.
+	MaxClients int `yaml:"max_clients"`
 }
 
 // ProviderSpec is one upstream LLM API.

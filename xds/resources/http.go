@@ -7,8 +7,10 @@ import (
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	grpclogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/grpc/v3"
 	streamlogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -29,25 +31,33 @@ const (
 	// the router level's per-route modes must not reach the attempts.
 	attemptFilterName = "switchyard.ext_proc.attempt"
 	localRLFilterName = "envoy.filters.http.local_ratelimit"
+	// clientRLFilterName is the bucket of each client credential, ahead of
+	// the listener's.
+	clientRLFilterName = "switchyard.client_ratelimit"
+	// clientDescriptor keys a client's bucket by its credential.
+	clientDescriptor = "client_credential"
 )
 
 const (
-	// streamIdleTimeout bounds silence on a client stream, not its length:
-	// a long generation that keeps sending is never cut.
-	streamIdleTimeout = 5 * time.Minute
 	// extProcMessageTimeout bounds one ext_proc exchange; ours take
 	// microseconds, so this only fires when ext_proc is wedged.
 	extProcMessageTimeout = 10 * time.Second
 )
 
+// underscores maps gateway.edge.headers_with_underscores to Envoy's action.
+var underscores = map[string]corev3.HttpProtocolOptions_HeadersWithUnderscoresAction{
+	"reject": corev3.HttpProtocolOptions_REJECT_REQUEST,
+	"drop":   corev3.HttpProtocolOptions_DROP_HEADER,
+}
+
 func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager {
-	maxBody := p.Gateway.MaxRequestBytes
+	maxBody, e := p.Gateway.MaxRequestBytes, p.Gateway.Edge
 	var filters []*hcmv3.HttpFilter
 	if l := p.Gateway.LocalRateLimit; l.RequestsPerSecond > 0 {
-		filters = append(filters, &hcmv3.HttpFilter{
-			Name:       localRLFilterName,
-			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(localRateLimit(l))},
-		})
+		filters = append(filters,
+			&hcmv3.HttpFilter{Name: clientRLFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(clientRateLimit(l.PerClient))}},
+			&hcmv3.HttpFilter{Name: localRLFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(localRateLimit(l))}},
+		)
 	}
 	filters = append(filters,
 		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
@@ -60,20 +70,31 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 			ConfigSource:    adsSource(),
 			RouteConfigName: contract.RouteConfigName,
 		}},
-		HttpFilters:       filters,
-		StreamIdleTimeout: dur(streamIdleTimeout),
+		HttpFilters: filters,
+		// Silence on a client stream is bounded, not its length: a long
+		// generation that keeps sending is never cut.
+		StreamIdleTimeout: dur(e.StreamIdleTimeout),
 		// The whole-request timeout would cut long streams; idle timeouts
 		// and per-try timeouts guard instead.
 		RequestTimeout:        dur(0),
-		RequestHeadersTimeout: dur(10 * time.Second),
+		RequestHeadersTimeout: dur(e.RequestHeadersTimeout),
 		// The gateway is the edge: Envoy makes a fresh x-request-id for
 		// every request, so clients cannot collide with or spoof another's.
-		UseRemoteAddress:             wrapBool(true),
-		ServerName:                   "switchyard",
-		ServerHeaderTransformation:   hcmv3.HttpConnectionManager_OVERWRITE,
-		LocalReplyConfig:             localReplies(maxBody),
-		CommonHttpProtocolOptions:    &corev3.HttpProtocolOptions{IdleTimeout: dur(time.Hour)},
-		Http2ProtocolOptions:         &corev3.Http2ProtocolOptions{},
+		UseRemoteAddress:           wrapBool(true),
+		ServerName:                 "switchyard",
+		ServerHeaderTransformation: hcmv3.HttpConnectionManager_OVERWRITE,
+		LocalReplyConfig:           localReplies(maxBody),
+		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
+			IdleTimeout:                  dur(e.IdleTimeout),
+			HeadersWithUnderscoresAction: underscores[e.HeadersWithUnderscores],
+		},
+		// Envoy's defaults (2^31 streams, 256 MiB windows) suit a trusted
+		// peer, not the Internet.
+		Http2ProtocolOptions: &corev3.Http2ProtocolOptions{
+			MaxConcurrentStreams:        u32(e.HTTP2MaxConcurrentStreams),
+			InitialStreamWindowSize:     u32(uint32(e.HTTP2InitialStreamWindow)),
+			InitialConnectionWindowSize: u32(uint32(e.HTTP2InitialConnectionWindow)),
+		},
 		NormalizePath:                wrapBool(true),
 		MergeSlashes:                 true,
 		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
@@ -95,6 +116,41 @@ func localRateLimit(l policy.LocalRateLimit) *localrlv3.LocalRateLimit {
 		},
 		FilterEnabled:  full,
 		FilterEnforced: full,
+	}
+}
+
+// clientRateLimit gives each client credential (Authorization, or
+// X-Api-Key for Anthropic clients) its own bucket, ahead of the listener's,
+// so a client flooding the gateway runs out of its own tokens and the
+// listener's bucket stays for the others. It runs before authentication:
+// the credential is the only name a client has yet. Requests without one
+// share this filter's default bucket; a client sending a new made-up
+// credential each time gets a fresh bucket each time, which the listener's
+// bucket, the overload manager and ext_proc's admission still bound.
+// Envoy keeps at most MaxClients buckets, least recently used first out.
+func clientRateLimit(l policy.ClientRateLimit) *localrlv3.LocalRateLimit {
+	full := &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}}
+	bucket := func() *typev3.TokenBucket {
+		return &typev3.TokenBucket{MaxTokens: uint32(l.Burst), TokensPerFill: u32(uint32(l.RequestsPerSecond)), FillInterval: dur(time.Second)}
+	}
+	byHeader := func(name string) *routev3.RateLimit {
+		return &routev3.RateLimit{Actions: []*routev3.RateLimit_Action{{ActionSpecifier: &routev3.RateLimit_Action_RequestHeaders_{
+			RequestHeaders: &routev3.RateLimit_Action_RequestHeaders{HeaderName: name, DescriptorKey: clientDescriptor},
+		}}}}
+	}
+	return &localrlv3.LocalRateLimit{
+		StatPrefix:     "client_rate_limit",
+		TokenBucket:    bucket(),
+		FilterEnabled:  full,
+		FilterEnforced: full,
+		// A blank value makes one bucket per distinct credential.
+		Descriptors: []*ratelimitv3.LocalRateLimitDescriptor{{
+			Entries:     []*ratelimitv3.RateLimitDescriptor_Entry{{Key: clientDescriptor}},
+			TokenBucket: bucket(),
+		}},
+		RateLimits:                      []*routev3.RateLimit{byHeader("authorization"), byHeader("x-api-key")},
+		AlwaysConsumeDefaultTokenBucket: wrapBool(false),
+		MaxDynamicDescriptors:           u32(uint32(l.MaxClients)),
 	}
 }
 
@@ -260,7 +316,10 @@ func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
 		overloaded,
 		mapper(byFlags("RL"), "%LOCAL_REPLY_BODY%", "rate_limit_error", "rate_limit_exceeded"),
 		mapper(byFlags("UT", "SI"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_timeout"),
-		mapper(byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR", "DPE"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable"),
+		mapper(byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable"),
+		// A request Envoy's codec refused (malformed, or a header name with
+		// an underscore) is the client's doing, not a provider's.
+		mapper(byFlags("DPE"), "%LOCAL_REPLY_BODY%", "invalid_request_error", "bad_request"),
 		mapper(tooLarge, "the request body is larger than the gateway's limit of "+strconv.FormatInt(maxBody, 10)+" bytes", "invalid_request_error", "request_too_large"),
 	}}
 }

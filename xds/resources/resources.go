@@ -6,6 +6,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -29,7 +30,7 @@ const DefaultCACertFile = "/etc/ssl/certs/ca-certificates.crt"
 func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 	clusters := make([]types.Resource, 0, len(p.Providers))
 	for _, pr := range p.Providers {
-		clusters = append(clusters, Cluster(pr, o))
+		clusters = append(clusters, Cluster(pr, p.Gateway.Edge, o))
 	}
 	snap, err := cache.NewSnapshot(p.Version, map[resource.Type][]types.Resource{
 		resource.ClusterType:  clusters,
@@ -53,8 +54,8 @@ func adsSource() *corev3.ConfigSource {
 }
 
 // Cluster is the cluster of one provider: DNS-resolved, TLS with SNI for
-// https, pools and breakers sized for long generations.
-func Cluster(p *policy.Provider, o Options) *clusterv3.Cluster {
+// https, with the edge's breakers, retry budget and read-ahead bound.
+func Cluster(p *policy.Provider, e policy.Edge, o Options) *clusterv3.Cluster {
 	c := &clusterv3.Cluster{
 		Name:                 p.Cluster,
 		ConnectTimeout:       dur(p.ConnectTimeout),
@@ -69,13 +70,19 @@ func Cluster(p *policy.Provider, o Options) *clusterv3.Cluster {
 				}},
 			}}}},
 		},
-		// Long streams hold a request slot for minutes; Envoy's default of
-		// 1024 would refuse traffic long before the providers do.
+		PerConnectionBufferLimitBytes: u32(uint32(e.UpstreamConnectionBuffer)),
+		// Long streams hold a request slot for minutes, so the request
+		// bound is well above Envoy's default of 1024; past it, and past the
+		// pending queue, Envoy answers 503 (flag UO) at once rather than
+		// queue. Retries are bounded by a share of the requests in flight.
 		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
-			MaxConnections:     u32(100000),
-			MaxPendingRequests: u32(100000),
-			MaxRequests:        u32(100000),
-			MaxRetries:         u32(10000),
+			MaxConnections:     u32(e.UpstreamMaxConnections),
+			MaxPendingRequests: u32(e.UpstreamMaxPendingRequests),
+			MaxRequests:        u32(e.UpstreamMaxRequests),
+			RetryBudget: &clusterv3.CircuitBreakers_Thresholds_RetryBudget{
+				BudgetPercent:       &typev3.Percent{Value: e.RetryBudgetPercent},
+				MinRetryConcurrency: u32(e.RetryMinConcurrency),
+			},
 		}}},
 		TypedExtensionProtocolOptions: map[string]*anyMsg{
 			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(protocolOptions(p)),

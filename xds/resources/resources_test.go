@@ -95,7 +95,7 @@ func load(t *testing.T, yaml string) *policy.Policy {
 func TestHTTPSProviderGetsTLSWithSNI(t *testing.T) {
 	t.Parallel()
 	p := load(t, `providers: [{name: anth, kind: openai, base_url: "https://api.example.com/prefix"}]`)
-	c := resources.Cluster(p.Provider("anth"), resources.Options{})
+	c := resources.Cluster(p.Provider("anth"), p.Gateway.Edge, resources.Options{})
 	if c.GetTransportSocket() == nil {
 		t.Fatal("an https provider has no TLS transport socket")
 	}
@@ -116,7 +116,7 @@ func TestHTTPSProviderGetsTLSWithSNI(t *testing.T) {
 		t.Errorf("discovery type = %v", c.GetType())
 	}
 	plain := load(t, `providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]`)
-	if resources.Cluster(plain.Provider("sim"), resources.Options{}).GetTransportSocket() != nil {
+	if resources.Cluster(plain.Provider("sim"), plain.Gateway.Edge, resources.Options{}).GetTransportSocket() != nil {
 		t.Error("an http provider got TLS")
 	}
 }

@@ -1,0 +1,79 @@
+package resources_test
+
+import (
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+
+	"github.com/switchyard/switchyard/xds/resources"
+)
+
+// TestEdgeLimits: the gateway.edge limits and the per-client bucket reach
+// the listener, its connection manager and every provider cluster, with
+// the defaults for what the policy leaves out.
+func TestEdgeLimits(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+gateway:
+  local_rate_limit: {requests_per_second: 100, burst: 200, per_client: {requests_per_second: 10}}
+  edge: {http2_max_concurrent_streams: 50, stream_idle_timeout: 2m, headers_with_underscores: drop, upstream_max_pending_requests: 64, retry_budget_percent: 25}
+providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]
+`)
+	l := resources.Listener(p, resources.Options{})
+	hcm := &hcmv3.HttpConnectionManager{}
+	if err := l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig().UnmarshalTo(hcm); err != nil {
+		t.Fatal(err)
+	}
+	h2 := hcm.GetHttp2ProtocolOptions()
+	if h2.GetMaxConcurrentStreams().GetValue() != 50 || h2.GetInitialStreamWindowSize().GetValue() != 64<<10 || h2.GetInitialConnectionWindowSize().GetValue() != 1<<20 {
+		t.Errorf("HTTP/2 options = %v", h2)
+	}
+	common := hcm.GetCommonHttpProtocolOptions()
+	if common.GetHeadersWithUnderscoresAction() != corev3.HttpProtocolOptions_DROP_HEADER || common.GetIdleTimeout().AsDuration() != time.Hour {
+		t.Errorf("common HTTP options = %v", common)
+	}
+	if hcm.GetStreamIdleTimeout().AsDuration() != 2*time.Minute || hcm.GetRequestHeadersTimeout().AsDuration() != 10*time.Second {
+		t.Errorf("stream idle %v, request headers %v", hcm.GetStreamIdleTimeout().AsDuration(), hcm.GetRequestHeadersTimeout().AsDuration())
+	}
+	if l.GetPerConnectionBufferLimitBytes().GetValue() == 0 {
+		t.Error("the listener has no per-connection buffer limit")
+	}
+	// The client's bucket comes before the listener's, keyed by credential.
+	f := hcm.GetHttpFilters()
+	if len(f) < 2 || f[0].GetName() != "switchyard.client_ratelimit" || f[1].GetName() != "envoy.filters.http.local_ratelimit" {
+		t.Fatalf("filters = %v, want the client bucket then the listener's first", f)
+	}
+	client := &localrlv3.LocalRateLimit{}
+	if err := f[0].GetTypedConfig().UnmarshalTo(client); err != nil {
+		t.Fatal(err)
+	}
+	d := client.GetDescriptors()
+	if len(d) != 1 || d[0].GetTokenBucket().GetTokensPerFill().GetValue() != 10 || d[0].GetTokenBucket().GetMaxTokens() != 100 || d[0].GetEntries()[0].GetValue() != "" {
+		t.Errorf("client descriptors = %v, want one wildcard bucket of 10/s, burst 100 (half the listener's)", d)
+	}
+	if client.GetMaxDynamicDescriptors().GetValue() != 1000 || client.GetAlwaysConsumeDefaultTokenBucket().GetValue() {
+		t.Errorf("max clients %v, always consume default %v", client.GetMaxDynamicDescriptors(), client.GetAlwaysConsumeDefaultTokenBucket())
+	}
+	var headers []string
+	for _, rl := range client.GetRateLimits() {
+		headers = append(headers, rl.GetActions()[0].GetRequestHeaders().GetHeaderName())
+	}
+	if len(headers) != 2 || headers[0] != "authorization" || headers[1] != "x-api-key" {
+		t.Errorf("client credentials read from %v", headers)
+	}
+
+	c := resources.Cluster(p.Provider("sim"), p.Gateway.Edge, resources.Options{})
+	if c.GetPerConnectionBufferLimitBytes().GetValue() != 32<<10 {
+		t.Errorf("cluster buffer limit = %v", c.GetPerConnectionBufferLimitBytes())
+	}
+	th := c.GetCircuitBreakers().GetThresholds()[0]
+	if th.GetMaxConnections().GetValue() != 10_000 || th.GetMaxPendingRequests().GetValue() != 64 || th.GetMaxRequests().GetValue() != 10_000 {
+		t.Errorf("breakers = %v", th)
+	}
+	if rb := th.GetRetryBudget(); rb.GetBudgetPercent().GetValue() != 25 || rb.GetMinRetryConcurrency().GetValue() != 32 {
+		t.Errorf("retry budget = %v", rb)
+	}
+}
