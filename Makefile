@@ -73,9 +73,10 @@ E2E_PKG   = $(shell $(GO) list ./e2e)
 UNIT_PKGS = $(filter-out $(E2E_PKG),$(shell $(GO) list ./...))
 
 # Unit tests use a real redis-server (store conformance) and PostgreSQL
-# (ledger conformance), both started by the tests themselves, and the
-# pinned Envoy (deploy/kubernetes validates the pod's bootstrap with it).
-test-unit: redis postgres envoy
+# (ledger conformance), both started by the tests themselves, the pinned
+# Envoy (deploy/kubernetes validates the pod's bootstrap with it) and
+# promtool (deploy/prometheus checks the alerting rules with it).
+test-unit: redis postgres prometheus envoy
 	$(GO) test -race -short -count=1 -timeout 20m $(UNIT_PKGS)
 
 test-e2e: deps build

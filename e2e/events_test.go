@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,9 +145,10 @@ type webhookReceiver struct {
 	secret    []byte
 	failFirst int
 
-	mu     sync.Mutex
-	failed int
-	seen   map[string]int
+	mu      sync.Mutex
+	failed  int
+	seen    map[string]int // usage events by request ID
+	budgets []events.Budget
 }
 
 func (h *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -161,12 +165,23 @@ func (h *webhookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var got struct{ Events []events.Usage }
+	var got struct{ Events []json.RawMessage }
 	if err := json.Unmarshal(body, &got); err != nil {
 		h.t.Errorf("webhook body: %v", err)
 	}
-	for _, e := range got.Events {
-		h.seen[e.RequestID]++
+	for _, raw := range got.Events {
+		var e events.Usage
+		var b events.Budget
+		_ = json.Unmarshal(raw, &e)
+		switch e.Type {
+		case events.Type:
+			h.seen[e.RequestID]++
+		case events.BudgetType:
+			_ = json.Unmarshal(raw, &b)
+			h.budgets = append(h.budgets, b)
+		default:
+			h.t.Errorf("webhook event of type %q: %s", e.Type, raw)
+		}
 	}
 }
 
@@ -174,4 +189,88 @@ func (h *webhookReceiver) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.seen)
+}
+
+// TestBudgetAlertsOncePerThreshold: two replicas serve a tenant until its
+// daily budget refuses; the stream and the webhook each get one
+// budget.threshold event for 50%, 80% and 100% of it, though both replicas
+// saw every crossing.
+func TestBudgetAlertsOncePerThreshold(t *testing.T) {
+	root, _ := harness.ModuleRoot()
+	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := &webhookReceiver{t: t, secret: []byte("e2e-webhook-secret"), seen: map[string]int{}}
+	hs := httptest.NewServer(hook)
+	defer hs.Close()
+	const key = "sk-e2e-tight"
+	sum := sha256.Sum256([]byte(key))
+	cfg := fmt.Sprintf("  events:\n    stream: alerts\n    webhook: {url: %q, secret: {env: E2E_WEBHOOK_SECRET}}\n", hs.URL)
+	s := startStack(t, harness.Options{
+		Replicas: 2,
+		Overlay: map[string]string{
+			"gateway.yaml": string(gw) + cfg,
+			"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:])),
+		},
+		Env: []string{"E2E_WEBHOOK_SECRET=" + string(hook.secret)},
+	})
+
+	// Until the budget refuses, then a few more so that both replicas see
+	// it exhausted (fresh connections spread requests across them).
+	refused := 0
+	for i := 0; i < 400 && refused < 6; i++ {
+		switch a := chatAs(t, fresh, s, key, "gpt-4o-mini", 10); {
+		case a.status == http.StatusTooManyRequests && a.code() == "insufficient_quota":
+			refused++
+		case a.status != http.StatusOK:
+			t.Fatalf("answer %d %s", a.status, a.body)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("the budget never refused")
+	}
+
+	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
+	defer rc.Close()
+	want := []int{50, 80, 100}
+	var onStream, onHook []int
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		msgs, err := rc.XRange(context.Background(), events.Key("sy", "alerts"), "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		onStream = onStream[:0]
+		for _, m := range msgs {
+			if m.Values["type"] != events.BudgetType {
+				continue
+			}
+			b, err := events.DecodeBudget(m.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Tenant != "tight" || b.Period != "daily" || b.LimitMicros != 500 || b.App != "" || b.KeyName != "" {
+				t.Errorf("alert %+v; want tight's daily budget of 500 micro-USD", b)
+			}
+			onStream = append(onStream, b.Threshold)
+		}
+		hook.mu.Lock()
+		onHook = onHook[:0]
+		for _, b := range hook.budgets {
+			onHook = append(onHook, b.Threshold)
+			if b.SpentMicros*100 < int64(b.Threshold)*b.LimitMicros && b.Threshold != 100 {
+				t.Errorf("alert at %d%% with %d of %d spent", b.Threshold, b.SpentMicros, b.LimitMicros)
+			}
+		}
+		hook.mu.Unlock()
+		if slices.Equal(onStream, want) && slices.Equal(onHook, want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(time.Second) // a duplicate would come now
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	if !slices.Equal(onStream, want) || !slices.Equal(onHook, want) || len(hook.budgets) != 3 {
+		t.Errorf("alerts on the stream at %v%%, on the webhook %d; want %v on each", onStream, len(hook.budgets), want)
+	}
 }

@@ -56,6 +56,9 @@ type Deps struct {
 	// Events publishes one usage event per ledger row (state/events), off
 	// the request path; nil when usage events are off.
 	Events *events.Publisher
+	// Alerts announces budget thresholds crossed (state/events); nil when
+	// events are off.
+	Alerts *events.Alerter
 	// Usage queries the ledger for the usage API. Nil in tools that only
 	// validate.
 	Usage ledger.Ledger

@@ -38,7 +38,8 @@ type Prometheus struct {
 
 // ScrapeConfig returns the shipped scrape configuration (root's
 // deploy/prometheus/prometheus.yml) pointed at the stack: each job's
-// targets become the stack's addresses for it, scraped every second. A job
+// targets become the stack's addresses for it, scraped every second, and
+// its rule files are the shipped ones. A job
 // the stack has no address for is an error, so the shipped file and the
 // stack stay in step.
 func (s *Stack) ScrapeConfig(root string) ([]byte, error) {
@@ -56,6 +57,13 @@ func (s *Stack) ScrapeConfig(root string) ([]byte, error) {
 		targets["extproc"] = append(targets["extproc"], hostPort(r.ExtProcMetrics))
 	}
 	c["global"] = map[string]any{"scrape_interval": "1s", "evaluation_interval": "1s"}
+	if files, ok := c["rule_files"].([]any); ok { // relative to the shipped file, not to the copy
+		for i, f := range files {
+			if name, _ := f.(string); name != "" && !filepath.IsAbs(name) {
+				files[i] = filepath.Join(root, "deploy", "prometheus", name)
+			}
+		}
+	}
 	jobs, _ := c["scrape_configs"].([]any)
 	if len(jobs) == 0 {
 		return nil, errors.New("deploy/prometheus/prometheus.yml has no scrape_configs")

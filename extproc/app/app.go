@@ -135,6 +135,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon      *health.Monitor
 		usage    *ledger.Writer
 		bus      *events.Publisher
+		alerts   *events.Alerter
 		ledgerDB *ledger.DB
 	)
 	build := func(p *policy.Policy) (*server.Runtime, error) {
@@ -155,7 +156,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
-			Ledger: usage, Events: bus, Usage: ledgerDB, Audit: trail, Calibration: cal,
+			Ledger: usage, Events: bus, Alerts: alerts, Usage: ledgerDB, Audit: trail, Calibration: cal,
 		})
 		if err != nil {
 			return nil, err
@@ -194,7 +195,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if rc != nil {
 		scripting = rc
 	}
-	if bus, err = openEvents(p, scripting, log); err != nil {
+	if bus, alerts, err = openEvents(p, scripting, log); err != nil {
 		log.Error("opening the events", slog.String("error", err.Error()))
 		return err
 	} else if bus != nil {
@@ -204,6 +205,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 			if err := bus.Close(flushCtx); err != nil {
 				log.Error("flushing the usage events", slog.String("error", err.Error()))
 			}
+			alerts.Close(flushCtx)
 		}()
 	}
 	rt, err := build(p)

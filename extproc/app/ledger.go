@@ -46,18 +46,24 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 	return db, w, nil
 }
 
-// openEvents starts the events publisher the policy asks for: to the
-// Redis Stream when the store is Redis (off, logged, without it) and to
-// the webhook when one is set; nil when neither. Like the ledger, it is
-// chosen at startup.
-func openEvents(p *policy.Policy, rc redis.Scripter, log *slog.Logger) (*events.Publisher, error) {
+// openEvents starts the events the policy asks for — usage events through
+// a Publisher, budget alerts through an Alerter — to the Redis Stream when
+// the store is Redis (off, logged, without it) and to the webhook when one
+// is set; nil, nil when neither. Like the ledger, they are chosen at
+// startup.
+func openEvents(p *policy.Policy, rc redis.Scripter, log *slog.Logger) (*events.Publisher, *events.Alerter, error) {
 	e := p.Gateway.Events
 	if e == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
+	var (
+		stream  *events.Stream
+		webhook *events.Webhook
+	)
 	targets := map[string]events.Target{}
 	if rc != nil {
-		targets["stream"] = events.NewStream(rc, storePrefix, e.Stream, e.MaxLen)
+		stream = events.NewStream(rc, storePrefix, e.Stream, e.MaxLen)
+		targets["stream"] = stream
 		log.Info("events to a Redis Stream", slog.String("stream", events.Key(storePrefix, e.Stream)), slog.Int64("max_len", e.MaxLen))
 	} else {
 		log.Warn("the events stream needs Redis (-redis): off")
@@ -65,23 +71,29 @@ func openEvents(p *policy.Policy, rc redis.Scripter, log *slog.Logger) (*events.
 	if w := e.Webhook; w != nil {
 		secret, err := secrets{}.Resolve(w.Secret)
 		if err != nil {
-			return nil, fmt.Errorf("events webhook secret: %w", err)
+			return nil, nil, fmt.Errorf("events webhook secret: %w", err)
 		}
 		if secret == "" {
-			return nil, fmt.Errorf("events webhook secret: %s is empty", refName(w.Secret))
+			return nil, nil, fmt.Errorf("events webhook secret: %s is empty", refName(w.Secret))
 		}
-		targets["webhook"] = events.NewWebhook(w.URL, []byte(secret), w.Timeout)
+		webhook = events.NewWebhook(w.URL, []byte(secret), w.Timeout)
+		targets["webhook"] = webhook
 		log.Info("events to a webhook")
 	}
 	if len(targets) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return events.NewPublisher(ledger.WriterOptions{
+	pub := events.NewPublisher(ledger.WriterOptions{
 		BatchSize:  p.Gateway.Ledger.BatchSize,
 		Capacity:   p.Gateway.Ledger.Buffer,
 		MaxBackoff: 5 * time.Second, // Redis restarts in seconds; do not wait 30 after it
 		Logger:     log,
-	}, targets), nil
+	}, targets)
+	var hook events.Target
+	if webhook != nil {
+		hook = webhook
+	}
+	return pub, events.NewAlerter(stream, hook, log.With(slog.String("sink", "budget_alerts"))), nil
 }
 
 // storePrefix starts every Redis key of the shared store (store.Options).

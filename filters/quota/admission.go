@@ -222,6 +222,8 @@ func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.Budge
 	}
 	f.observe(a.tenant, c.Lines, res.Lines)
 	var be *store.BudgetExceededError
+	errors.As(res.Budget, &be)
+	f.alert(c.Lines, res.Lines, be)
 	switch {
 	case errors.As(res.Budget, &be):
 		return be, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -24,6 +25,7 @@ type Filter struct {
 	gov     policy.Governor
 	log     *slog.Logger
 	metrics *metrics
+	alerts  *events.Alerter
 	now     func() time.Time
 
 	// pending holds each exchange's admission from the request body to
@@ -46,7 +48,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 func newFilter(cfg Config, deps filters.Deps, now func() time.Time) *Filter {
 	return &Filter{
 		cfg: cfg, store: deps.Store, spool: deps.Spool, gov: deps.Policy.Gateway.Governor,
-		log: deps.Log(), metrics: metricsFor(deps.Metrics), now: now, views: map[string]view{},
+		log: deps.Log(), metrics: metricsFor(deps.Metrics), alerts: deps.Alerts, now: now, views: map[string]view{},
 	}
 }
 

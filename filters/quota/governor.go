@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -83,7 +84,7 @@ func (f *Filter) view(ctx context.Context, t *policy.Tenant) view {
 		if err != nil {
 			continue
 		}
-		f.gauge(t.Name, l.Period, st.Spent, st.Reserved, st.Remaining)
+		f.gauge(t.Name, l, st.Spent, st.Reserved, st.Remaining)
 		if l.Period == store.Daily {
 			v.daily, v.ok = st, true
 		}
@@ -109,7 +110,7 @@ func (f *Filter) observe(t *policy.Tenant, lines []store.BudgetLine, states []st
 			continue
 		}
 		st := states[i]
-		f.gauge(t.Name, l.Period, st.Spent, st.Reserved, st.Remaining)
+		f.gauge(t.Name, l, st.Spent, st.Reserved, st.Remaining)
 		if l.Period == store.Daily {
 			v.daily = store.BudgetState{Spent: st.Spent, Reserved: st.Reserved, Remaining: st.Remaining, CurrentHour: st.Hour}
 			v.daily.Hourly[st.Hour] = st.HourSpent // the only slot the governor reads
@@ -123,9 +124,30 @@ func (f *Filter) observe(t *policy.Tenant, lines []store.BudgetLine, states []st
 	}
 }
 
+// alert hands every budget line's figures, as the admission brought them
+// back, to the alerter, which announces the thresholds they cross; be is
+// the refusal of the line that refused, if one did.
+func (f *Filter) alert(lines []store.BudgetLine, states []store.LineState, be *store.BudgetExceededError) {
+	if f.alerts == nil || len(states) != len(lines) {
+		return
+	}
+	now := f.now().UTC()
+	for i, l := range lines {
+		start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+		if l.Period == store.Monthly {
+			start = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		}
+		f.alerts.Observe(events.Line{
+			Tenant: l.Scope.Tenant, App: l.Scope.App, Key: l.Scope.Key, Period: l.Period.String(), PeriodStart: start,
+			Limit: l.Limit, Spent: states[i].Spent, Refused: be != nil && be.Line == l,
+		})
+	}
+}
+
 // gauge sets the budget gauges of one of a tenant's periods.
-func (f *Filter) gauge(tenant string, p store.Period, spent, reserved, remaining int64) {
-	period := p.String()
+func (f *Filter) gauge(tenant string, l store.BudgetLine, spent, reserved, remaining int64) {
+	period := l.Period.String()
+	f.metrics.limit.WithLabelValues(tenant, period).Set(float64(l.Limit))
 	f.metrics.spent.WithLabelValues(tenant, period).Set(float64(spent))
 	f.metrics.reserved.WithLabelValues(tenant, period).Set(float64(reserved))
 	f.metrics.remaining.WithLabelValues(tenant, period).Set(float64(remaining))

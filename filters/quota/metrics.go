@@ -16,6 +16,7 @@ type metrics struct {
 	settled   *prometheus.CounterVec
 	spent     *prometheus.GaugeVec
 	reserved  *prometheus.GaugeVec
+	limit     *prometheus.GaugeVec
 	remaining *prometheus.GaugeVec
 	pressure  *prometheus.GaugeVec
 }
@@ -61,10 +62,14 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Name: "switchyard_quota_budget_remaining_micro_usd",
 			Help: "Micro-USD left in the current period of a tenant's budget, as last read from the store by this replica.",
 		}, budget),
+		limit: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_quota_budget_limit_micro_usd",
+			Help: "The limit of a tenant's budget in the current period, in micro-USD (beside spent: the share alerts watch).",
+		}, budget),
 		pressure: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchyard_quota_governor_pressure",
 			Help: "The cost governor's level per tenant: 0 none, 1 expensive models lose weight, 2 cheap models only.",
 		}, []string{"tenant"}),
 	}
-	return m, []prometheus.Collector{m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.pressure}
+	return m, []prometheus.Collector{m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.limit, m.pressure}
 }

@@ -13,6 +13,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -109,3 +110,5 @@ func decode(values map[string]any, v any) error {
 	}
 	return nil
 }
+
+func unavailable(err error) bool { return errors.Is(err, ledger.ErrUnavailable) }
