@@ -4,6 +4,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/anthropic"
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/translator"
 )
 
 // SpeaksAnthropic reports whether the client expects Anthropic's wire
@@ -32,8 +33,14 @@ func (x *Exchange) ErrorBody(e *openai.Error) []byte {
 }
 
 // ErrorEvent renders a refusal as the event that ends a stream whose
-// headers are gone, in the client's protocol.
+// headers are gone, in the client's protocol. A translator whose events
+// are numbered (Responses) renders it, numbered next in its stream.
 func (x *Exchange) ErrorEvent(e *openai.Error) []byte {
+	if a := x.LastAttempt(); a != nil {
+		if ee, ok := a.Translator.(translator.ErrorEventer); ok {
+			return ee.ErrorEvent(e)
+		}
+	}
 	if x.SpeaksAnthropic() {
 		return anthropic.ErrorEvent(e)
 	}

@@ -3,14 +3,16 @@ package filters
 import (
 	"github.com/switchyard/switchyard/apischema/anthropic"
 	"github.com/switchyard/switchyard/apischema/openai"
+	apiresponses "github.com/switchyard/switchyard/apischema/responses"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator/messages"
+	"github.com/switchyard/switchyard/translator/responses"
 )
 
 // parseBody decodes the request body for the route's API before any body
 // hook runs, so every filter sees the same typed request: a Messages
-// request is read as its canonical chat request, which every filter
-// handles as chat. The body limit is Envoy's to enforce (route
+// or Responses request is read as its canonical chat request, which every
+// filter handles as chat. The body limit is Envoy's to enforce (route
 // request_body_buffer_limit), with a 413 in the OpenAI envelope; ext_proc
 // never sees a larger body.
 func parseBody(x *Exchange) *openai.Error {
@@ -27,6 +29,12 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Chat = messages.ToChat(req)
+	case policy.APIResponses:
+		req, err := apiresponses.ParseRequest(x.Body)
+		if err != nil {
+			return err
+		}
+		x.Chat = responses.ToChat(req)
 	case policy.APIEmbeddings:
 		req, err := openai.ParseEmbeddingsRequest(x.Body)
 		if err != nil {

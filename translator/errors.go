@@ -115,3 +115,19 @@ func ReadError(status int, body []byte) *openai.Error {
 	}
 	return e
 }
+
+// StatusOf is the status an OpenAI error type stands for, so a stream's
+// error event keeps its kind when another API renders it.
+func StatusOf(typ string) int {
+	switch typ {
+	case openai.TypeInvalidRequest:
+		return http.StatusBadRequest
+	case openai.TypeRateLimit, openai.TypeInsufficientQuota:
+		return http.StatusTooManyRequests
+	case openai.TypeServiceUnavailable:
+		return http.StatusServiceUnavailable
+	case openai.TypeAuthentication:
+		return http.StatusUnauthorized
+	}
+	return http.StatusBadGateway
+}

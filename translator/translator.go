@@ -110,6 +110,45 @@ func (h Headers) Get(key string) string {
 	return ""
 }
 
+// ChatEvent is what a translator for another client API reads of an
+// event a chat translator wrote: a chunk's deltas and finish reasons, or
+// the error event that ended the stream.
+type ChatEvent struct {
+	Choices []struct {
+		Delta struct {
+			Content   *string           `json:"content"`
+			Refusal   *string           `json:"refusal"`
+			ToolCalls []openai.ToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Error *struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+// Err is the refusal an error event stands for, with the status its type
+// stands for; nil for a chunk.
+func (ev *ChatEvent) Err() *openai.Error {
+	if ev.Error == nil {
+		return nil
+	}
+	e := &openai.Error{Status: StatusOf(ev.Error.Type), Type: ev.Error.Type, Message: ev.Error.Message}
+	if ev.Error.Code != nil {
+		e.Code = *ev.Error.Code
+	}
+	return e
+}
+
+// ErrorEventer is the optional power of a translator whose client events
+// are numbered (the Responses API's sequence_number): it renders the error
+// event that ends a stream the gateway breaks off, numbered next.
+type ErrorEventer interface {
+	ErrorEvent(e *openai.Error) []byte
+}
+
 // Embedder is the optional power of a translator to translate embeddings.
 type Embedder interface {
 	// EmbeddingsRequest translates the client's embeddings request.

@@ -88,7 +88,7 @@ func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, *Error) {
 	if len(body) == 0 {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON embeddings request")
 	}
-	if e := checkMembers(body); e != nil {
+	if e := CheckMembers(body); e != nil {
 		return nil, e
 	}
 	var r EmbeddingsRequest

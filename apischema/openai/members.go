@@ -18,14 +18,14 @@ const maxNesting = 128
 // protocol, so only exact duplicates are refused inside.
 var freeForm = map[string]bool{"parameters": true, "schema": true, "metadata": true, "logit_bias": true}
 
-// checkMembers refuses a body that nests too deep, or whose objects hold a
+// CheckMembers refuses a body that nests too deep, or whose objects hold a
 // member twice, or two members whose names differ only in case: Go's
 // decoder, which the gateway's rules read through, matches field names
 // case-insensitively and keeps the last, while a provider keeps the one
 // spelled exactly, so "messages" and "Messages" would have the gateway
 // check one conversation and forward another. Malformed JSON is left to
 // the decoder, whose error says where.
-func checkMembers(body []byte) *Error {
+func CheckMembers(body []byte) *Error {
 	s := memberScan{b: body}
 	s.i = s.space(0)
 	s.value(0, false)

@@ -14,7 +14,7 @@ func ParseChatRequest(body []byte) (*ChatRequest, *Error) {
 	if len(body) == 0 {
 		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON chat completion request")
 	}
-	if e := checkMembers(body); e != nil {
+	if e := CheckMembers(body); e != nil {
 		return nil, e
 	}
 	var r ChatRequest

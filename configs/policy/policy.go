@@ -39,11 +39,14 @@ const (
 	APIMessages API = "messages"
 	// APICountTokens is Anthropic's /v1/messages/count_tokens.
 	APICountTokens API = "count_tokens"
+	// APIResponses is OpenAI's Responses API (/v1/responses), stateless
+	// subset, served by every provider kind.
+	APIResponses API = "responses"
 )
 
 var apis = map[string]API{
 	"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage,
-	"messages": APIMessages, "count_tokens": APICountTokens,
+	"messages": APIMessages, "count_tokens": APICountTokens, "responses": APIResponses,
 }
 
 // Prefix reports whether a route of this API also serves the paths below

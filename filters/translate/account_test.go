@@ -198,3 +198,39 @@ func TestRecordIgnoresWhatIsNotGenerated(t *testing.T) {
 		t.Errorf("first token %v, error %q; want %v, stream_error", s.FirstToken, s.ErrorType, now)
 	}
 }
+
+// TestRecordReadsEveryAPIsEvents: the generated text of a Messages and a
+// Responses stream counts as a chat stream's does, and their error events
+// mark the stream failed.
+func TestRecordReadsEveryAPIsEvents(t *testing.T) {
+	tests := []struct {
+		name      string
+		events    []string
+		wantText  string
+		wantError string
+	}{
+		{name: "messages", events: []string{
+			`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"m","content":[]}}`,
+			`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
+			`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\""}}`,
+			`event: message_delta` + "\n" + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
+		}, wantText: `Hi{"a"`},
+		{name: "responses", events: []string{
+			`event: response.created` + "\n" + `data: {"type":"response.created","sequence_number":0,"response":{"output":[]}}`,
+			`event: response.output_text.delta` + "\n" + `data: {"type":"response.output_text.delta","sequence_number":1,"delta":"Hi"}`,
+			`event: response.refusal.delta` + "\n" + `data: {"type":"response.refusal.delta","sequence_number":2,"delta":" no"}`,
+			`event: response.function_call_arguments.delta` + "\n" + `data: {"type":"response.function_call_arguments.delta","sequence_number":3,"delta":"{}"}`,
+			`event: response.output_text.done` + "\n" + `data: {"type":"response.output_text.done","sequence_number":4,"text":"Hi"}`,
+			`event: error` + "\n" + `data: {"type":"error","sequence_number":5,"message":"m","error":{"message":"m","type":"upstream_error"}}`,
+		}, wantText: `Hi no{}`, wantError: "upstream_error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s filters.Sent
+			record(&s, []byte(strings.Join(tt.events, "\n\n")+"\n\n"), time.Now)
+			if string(s.Text) != tt.wantText || s.ErrorType != tt.wantError || s.FirstToken.IsZero() {
+				t.Errorf("text %q error %q first token %v; want %q, %q and a first token", s.Text, s.ErrorType, s.FirstToken, tt.wantText, tt.wantError)
+			}
+		})
+	}
+}

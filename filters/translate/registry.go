@@ -7,6 +7,7 @@ import (
 	"github.com/switchyard/switchyard/translator/gemini"
 	"github.com/switchyard/switchyard/translator/messages"
 	openaix "github.com/switchyard/switchyard/translator/openai"
+	"github.com/switchyard/switchyard/translator/responses"
 )
 
 // translators maps a provider kind to the constructor of its chat
@@ -24,8 +25,9 @@ var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 // For returns a translator for one attempt of a request of the client API
 // api, or nil for a kind the gateway cannot translate to. A Messages
 // client is served by Anthropic as it is, and by any other kind through
-// that kind's chat translator. Only Anthropic counts a Messages request's
-// tokens (see [Counts]).
+// that kind's chat translator; a Responses client by every kind through
+// its chat translator. Only Anthropic counts a Messages request's tokens
+// (see [Counts]).
 func For(api policy.API, t translator.Target) translator.Translator {
 	chat := translators[t.Provider.Kind]
 	if chat == nil {
@@ -42,6 +44,8 @@ func For(api policy.API, t translator.Target) translator.Translator {
 			return anthropic.NewPassthrough(t)
 		}
 		return messages.New(chat(t), t)
+	case policy.APIResponses:
+		return responses.New(chat(t), t)
 	}
 	return chat(t)
 }

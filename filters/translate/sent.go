@@ -28,12 +28,35 @@ type sentEvent struct {
 		Type string `json:"type"`
 	} `json:"error"`
 
-	// An Anthropic Messages event: the type, and a content block's delta.
-	Type  string `json:"type"`
-	Delta struct {
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-	} `json:"delta"`
+	// An Anthropic Messages or OpenAI Responses event: the type, and its
+	// delta, an object (a Messages content block's) or a string (a
+	// Responses text or arguments delta).
+	Type  string          `json:"type"`
+	Delta json.RawMessage `json:"delta"`
+}
+
+// blockDelta is a Messages content block's delta.
+type blockDelta struct {
+	Text        string `json:"text"`
+	PartialJSON string `json:"partial_json"`
+}
+
+// generated is the text an event of the Messages or Responses API adds to
+// the answer.
+func (ev *sentEvent) generated() string {
+	switch ev.Type {
+	case "content_block_delta":
+		var d blockDelta
+		if json.Unmarshal(ev.Delta, &d) == nil {
+			return d.Text + d.PartialJSON
+		}
+	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta":
+		var d string
+		if json.Unmarshal(ev.Delta, &d) == nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // record notes in s what one piece of translated stream tells about the
@@ -56,10 +79,7 @@ func record(s *filters.Sent, out []byte, now func() time.Time) {
 			s.ErrorType = cmp.Or(ev.Error.Type, "stream_error")
 		}
 		before := len(s.Text)
-		if ev.Type == "content_block_delta" {
-			s.Text = append(s.Text, ev.Delta.Text...)
-			s.Text = append(s.Text, ev.Delta.PartialJSON...)
-		}
+		s.Text = append(s.Text, ev.generated()...)
 		for _, c := range ev.Choices {
 			s.Text = append(s.Text, c.Delta.Content...)
 			s.Text = append(s.Text, c.Delta.Refusal...)

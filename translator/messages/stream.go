@@ -9,22 +9,6 @@ import (
 	"github.com/switchyard/switchyard/translator"
 )
 
-// chatEvent is what the stream reads of a chat chunk or error event.
-type chatEvent struct {
-	Choices []struct {
-		Delta struct {
-			Content   *string           `json:"content"`
-			Refusal   *string           `json:"refusal"`
-			ToolCalls []openai.ToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Error *struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	} `json:"error"`
-}
-
 // Event bodies, declared so their fields come out in Anthropic's order.
 type (
 	messageStart struct {
@@ -109,13 +93,12 @@ func (tr *Translator) event(out, data []byte) []byte {
 	if bytes.Equal(data, []byte("[DONE]")) {
 		return tr.finish(out)
 	}
-	var ev chatEvent
+	var ev translator.ChatEvent
 	if json.Unmarshal(data, &ev) != nil {
 		return out
 	}
-	if ev.Error != nil {
+	if e := ev.Err(); e != nil {
 		tr.failed = true
-		e := &openai.Error{Status: statusOf(ev.Error.Type), Message: ev.Error.Message}
 		return append(out, anthropic.ErrorEvent(e)...)
 	}
 	out = tr.start(out)
@@ -212,20 +195,4 @@ func (tr *Translator) finish(out []byte) []byte {
 func appendJSON(out []byte, name string, v any) []byte {
 	b, _ := json.Marshal(v)
 	return anthropic.AppendEvent(out, name, b)
-}
-
-// statusOf is the status an OpenAI error type stands for, so a stream's
-// error event keeps its kind in Anthropic's terms.
-func statusOf(typ string) int {
-	switch typ {
-	case openai.TypeInvalidRequest:
-		return 400
-	case openai.TypeRateLimit, openai.TypeInsufficientQuota:
-		return 429
-	case openai.TypeServiceUnavailable:
-		return 503
-	case openai.TypeAuthentication:
-		return 401
-	}
-	return 502
 }

@@ -1,0 +1,303 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+)
+
+// Request is a POST /v1/responses body. Pointer fields are optional; nil
+// means the client did not send them.
+type Request struct {
+	Model             string            `json:"model"`
+	Input             Input             `json:"input"`
+	Instructions      *string           `json:"instructions,omitempty"`
+	MaxOutputTokens   *int              `json:"max_output_tokens,omitempty"`
+	Temperature       *float64          `json:"temperature,omitempty"`
+	TopP              *float64          `json:"top_p,omitempty"`
+	Stream            bool              `json:"stream,omitempty"`
+	Tools             []Tool            `json:"tools,omitempty"`
+	ToolChoice        *ToolChoice       `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
+	Text              *TextConfig       `json:"text,omitempty"`
+	Reasoning         *Reasoning        `json:"reasoning,omitempty"`
+	User              string            `json:"user,omitempty"`
+	SafetyIdentifier  string            `json:"safety_identifier,omitempty"`
+	Metadata          map[string]string `json:"metadata,omitempty"`
+	ServiceTier       string            `json:"service_tier,omitempty"`
+	Truncation        string            `json:"truncation,omitempty"`
+
+	// What needs state the gateway does not keep; the parser refuses it.
+	Store              *bool           `json:"store,omitempty"`
+	PreviousResponseID *string         `json:"previous_response_id,omitempty"`
+	Conversation       json.RawMessage `json:"conversation,omitempty"`
+	Background         *bool           `json:"background,omitempty"`
+	Prompt             json.RawMessage `json:"prompt,omitempty"`
+}
+
+// Input is the request's input: a string, which stands for one user
+// message, or a list of items.
+type Input struct {
+	Items []Item
+	// Set is true when the body had an input that was not null.
+	Set bool
+}
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (in *Input) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case string(b) == "null":
+		*in = Input{}
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*in = Input{Set: true, Items: []Item{{Type: ItemMessage, Role: "user", Content: Contents{{Type: "input_text", Text: s}}}}}
+		return nil
+	case len(b) > 0 && b[0] == '[':
+		*in = Input{Set: true}
+		return json.Unmarshal(b, &in.Items)
+	}
+	return errors.New("input must be a string or an array of input items")
+}
+
+// Item types.
+const (
+	ItemMessage            = "message"
+	ItemFunctionCall       = "function_call"
+	ItemFunctionCallOutput = "function_call_output"
+	ItemReasoning          = "reasoning"
+	ItemReference          = "item_reference"
+)
+
+// Item is one input item of any type; each type uses its own subset of
+// the fields. A message may leave out its type.
+type Item struct {
+	Type string `json:"type,omitempty"`
+	ID   string `json:"id,omitempty"`
+	// Role and Content are a message's.
+	Role    string   `json:"role,omitempty"`
+	Content Contents `json:"content,omitempty"`
+	// CallID, Name and Arguments are a function call's; CallID and Output
+	// a function call output's.
+	CallID    string   `json:"call_id,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Arguments string   `json:"arguments,omitempty"`
+	Output    Contents `json:"output,omitempty"`
+}
+
+// Contents is a message's content or a function call's output: a string,
+// which stands for one text part, or an array of parts.
+type Contents []Part
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (c *Contents) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = Contents{{Type: "input_text", Text: s}}
+		return nil
+	}
+	if len(b) == 0 || b[0] != '[' {
+		return errors.New("content must be a string or an array of content parts")
+	}
+	var parts []Part
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	*c = parts
+	return nil
+}
+
+// Part is one content part: input_text, input_image, input_file (a user's),
+// output_text or refusal (an assistant's earlier answer).
+type Part struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	FileData string `json:"file_data,omitempty"`
+	FileURL  string `json:"file_url,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	Refusal  string `json:"refusal,omitempty"`
+}
+
+// Tool is a tool definition. Only function tools are served: the built-in
+// tools (web search, file search, computer use...) run at OpenAI.
+type Tool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// ToolChoice is "none", "auto", "required" or {"type":"function","name"}.
+type ToolChoice struct {
+	Mode     string // none, auto, required; empty when Function is set
+	Function string
+}
+
+var errToolChoice = errors.New(`tool_choice must be "none", "auto", "required" or {"type":"function","name":...}`)
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (t *ToolChoice) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*t = ToolChoice{}
+		if err := json.Unmarshal(b, &t.Mode); err != nil {
+			return err
+		}
+		switch t.Mode {
+		case "none", "auto", "required":
+			return nil
+		}
+		return errToolChoice
+	}
+	var obj struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil || obj.Type != "function" || obj.Name == "" {
+		return errToolChoice
+	}
+	*t = ToolChoice{Function: obj.Name}
+	return nil
+}
+
+// MarshalJSON implements [json.Marshaler].
+func (t ToolChoice) MarshalJSON() ([]byte, error) {
+	if t.Function != "" {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}{"function", t.Function})
+	}
+	return json.Marshal(t.Mode)
+}
+
+// TextConfig is the request's text options: the output format.
+type TextConfig struct {
+	Format *Format `json:"format,omitempty"`
+}
+
+// Format is text.format: text, json_object or json_schema (whose name,
+// schema and strictness sit beside the type).
+type Format struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// Reasoning is the request's reasoning options.
+type Reasoning struct {
+	Effort string `json:"effort,omitempty"`
+}
+
+// Response statuses.
+const (
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+	StatusIncomplete = "incomplete"
+)
+
+// Response is a whole answer; response.created, response.in_progress and
+// response.completed carry one too. Output holds [Message] and
+// [FunctionCall] items.
+type Response struct {
+	ID                 string             `json:"id"`
+	Object             string             `json:"object"`
+	CreatedAt          int64              `json:"created_at"`
+	Status             string             `json:"status"`
+	Error              *ErrorObject       `json:"error"`
+	IncompleteDetails  *IncompleteDetails `json:"incomplete_details"`
+	Instructions       *string            `json:"instructions"`
+	MaxOutputTokens    *int               `json:"max_output_tokens"`
+	Model              string             `json:"model"`
+	Output             []any              `json:"output"`
+	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
+	PreviousResponseID *string            `json:"previous_response_id"`
+	Store              bool               `json:"store"`
+	Temperature        *float64           `json:"temperature"`
+	Text               TextConfig         `json:"text"`
+	ToolChoice         ToolChoice         `json:"tool_choice"`
+	Tools              []Tool             `json:"tools"`
+	TopP               *float64           `json:"top_p"`
+	Truncation         string             `json:"truncation"`
+	Usage              *Usage             `json:"usage"`
+	User               *string            `json:"user"`
+	Metadata           map[string]string  `json:"metadata"`
+}
+
+// ErrorObject is a failed response's error.
+type ErrorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// IncompleteDetails says why a response is incomplete: max_output_tokens
+// or content_filter.
+type IncompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+// Message is an assistant message output item.
+type Message struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+// OutputText is a message's text part.
+type OutputText struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations []any  `json:"annotations"`
+}
+
+// Refusal is a message's refusal part.
+type Refusal struct {
+	Type    string `json:"type"`
+	Refusal string `json:"refusal"`
+}
+
+// FunctionCall is a function call output item.
+type FunctionCall struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Status    string `json:"status"`
+}
+
+// Usage is the Responses API's token count: input_tokens includes the
+// cached ones, output_tokens the reasoning ones.
+type Usage struct {
+	InputTokens         int                 `json:"input_tokens"`
+	InputTokensDetails  InputTokensDetails  `json:"input_tokens_details"`
+	OutputTokens        int                 `json:"output_tokens"`
+	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
+	TotalTokens         int                 `json:"total_tokens"`
+}
+
+// InputTokensDetails breaks input tokens down.
+type InputTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// OutputTokensDetails breaks output tokens down.
+type OutputTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}

@@ -1,0 +1,263 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/translator"
+)
+
+// item is one output item of a streamed answer: a message, whose parts
+// are text or refusals, or a function call.
+type item struct {
+	index  int
+	id     string
+	call   bool
+	closed bool
+	status string // the status it closed with
+	parts  []*textPart
+	// A call's.
+	callID, name string
+	args         strings.Builder
+}
+
+type textPart struct {
+	refusal bool
+	text    strings.Builder
+}
+
+func (it *item) callItem(status string) responses.FunctionCall {
+	return responses.FunctionCall{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Arguments: it.args.String(), Status: status}
+}
+
+// value is the item as a response's output holds it; an item closed
+// earlier keeps the status it closed with.
+func (it *item) value(status string) any {
+	if it.closed {
+		status = it.status
+	}
+	if it.call {
+		return it.callItem(status)
+	}
+	content := make([]any, len(it.parts))
+	for j, p := range it.parts {
+		content[j] = p.value()
+	}
+	return responses.Message{Type: "message", ID: it.id, Status: status, Role: "assistant", Content: content}
+}
+
+func (p *textPart) value() any {
+	if p.refusal {
+		return responses.Refusal{Type: "refusal", Refusal: p.text.String()}
+	}
+	return responses.OutputText{Type: "output_text", Text: p.text.String(), Annotations: []any{}}
+}
+
+// StreamChunk implements [translator.Translator.StreamChunk]: the chat
+// translator's events, rewritten as the Responses events — created and
+// in_progress; for each output item its added event, its content parts'
+// added, delta and done events (a call's argument deltas and done), its
+// done event; then completed (or incomplete, when the model was cut off),
+// every event numbered in sequence. The message closes when the first
+// call starts, as OpenAI streams them; calls stay open until the answer
+// ends, since a chat stream may interleave parallel calls.
+func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
+	tr.r.Feed(tr.chat.StreamChunk(b, eos))
+	var out []byte
+	for {
+		ev, ok := tr.r.Next()
+		if !ok {
+			break
+		}
+		out = tr.event(out, ev.Data)
+	}
+	if eos && !tr.done && !tr.failed {
+		// The chat translator ends every stream with [DONE] or an error
+		// event; anything else is a broken promise, reported as one.
+		out = append(out, tr.ErrorEvent(translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete"))...)
+	}
+	return out
+}
+
+// ErrorEvent implements [translator.ErrorEventer]: the error event that
+// ends the stream, numbered next. Nothing follows it.
+func (tr *Translator) ErrorEvent(e *openai.Error) []byte {
+	if tr.done || tr.failed {
+		return nil
+	}
+	tr.failed = true
+	tr.seq++
+	return responses.ErrorEvent(e, tr.seq-1)
+}
+
+func (tr *Translator) event(out, data []byte) []byte {
+	if tr.done || tr.failed {
+		return out
+	}
+	if bytes.Equal(data, []byte("[DONE]")) {
+		return tr.finish(out)
+	}
+	var ev translator.ChatEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return out
+	}
+	if e := ev.Err(); e != nil {
+		return append(out, tr.ErrorEvent(e)...)
+	}
+	out = tr.start(out)
+	for _, c := range ev.Choices {
+		d := &c.Delta
+		if d.Content != nil && *d.Content != "" {
+			out = tr.appendText(out, *d.Content, false)
+		}
+		if d.Refusal != nil && *d.Refusal != "" {
+			out = tr.appendText(out, *d.Refusal, true)
+		}
+		for _, tc := range d.ToolCalls {
+			out = tr.appendCall(out, tc)
+		}
+		if c.FinishReason != nil {
+			tr.reason = *c.FinishReason
+		}
+	}
+	return out
+}
+
+// emit appends one event.
+func emit(out []byte, typ string, v any) []byte {
+	b, _ := json.Marshal(v)
+	return responses.AppendEvent(out, typ, b)
+}
+
+// next is the next event's sequence number.
+func (tr *Translator) next() int {
+	tr.seq++
+	return tr.seq - 1
+}
+
+func (tr *Translator) start(out []byte) []byte {
+	if tr.started {
+		return out
+	}
+	tr.started = true
+	resp := tr.response(responses.StatusInProgress, nil)
+	out = emit(out, responses.EventCreated, responses.ResponseEvent{Type: responses.EventCreated, SequenceNumber: tr.next(), Response: resp})
+	return emit(out, responses.EventInProgress, responses.ResponseEvent{Type: responses.EventInProgress, SequenceNumber: tr.next(), Response: resp})
+}
+
+// appendText appends text (or refusal) to the answer's message item,
+// opening the item, or a new part when the kind changes.
+func (tr *Translator) appendText(out []byte, s string, refusal bool) []byte {
+	m := tr.text
+	if m == nil {
+		m = &item{index: len(tr.items), id: "msg_" + tr.suffix}
+		tr.items = append(tr.items, m)
+		tr.text = m
+		out = emit(out, responses.EventOutputItemAdded, responses.ItemEvent{Type: responses.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: m.index,
+			Item: responses.Message{Type: "message", ID: m.id, Status: responses.StatusInProgress, Role: "assistant", Content: []any{}}})
+	}
+	if n := len(m.parts); n == 0 || m.parts[n-1].refusal != refusal {
+		out = tr.closePart(out, m)
+		p := &textPart{refusal: refusal}
+		m.parts = append(m.parts, p)
+		out = emit(out, responses.EventContentPartAdded, responses.PartEvent{Type: responses.EventContentPartAdded, SequenceNumber: tr.next(),
+			ItemID: m.id, OutputIndex: m.index, ContentIndex: len(m.parts) - 1, Part: p.value()})
+	}
+	ci := len(m.parts) - 1
+	m.parts[ci].text.WriteString(s)
+	ev := responses.TextDeltaEvent{Type: responses.EventOutputTextDelta, SequenceNumber: tr.next(), ItemID: m.id, OutputIndex: m.index, ContentIndex: ci, Delta: s, Logprobs: &[]any{}}
+	if refusal {
+		ev.Type, ev.Logprobs = responses.EventRefusalDelta, nil
+	}
+	return emit(out, ev.Type, ev)
+}
+
+// closePart ends a message's last part, if it has one.
+func (tr *Translator) closePart(out []byte, m *item) []byte {
+	n := len(m.parts)
+	if n == 0 {
+		return out
+	}
+	p := m.parts[n-1]
+	if p.refusal {
+		out = emit(out, responses.EventRefusalDone, responses.RefusalDoneEvent{Type: responses.EventRefusalDone, SequenceNumber: tr.next(),
+			ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Refusal: p.text.String()})
+	} else {
+		out = emit(out, responses.EventOutputTextDone, responses.TextDoneEvent{Type: responses.EventOutputTextDone, SequenceNumber: tr.next(),
+			ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Text: p.text.String(), Logprobs: []any{}})
+	}
+	return emit(out, responses.EventContentPartDone, responses.PartEvent{Type: responses.EventContentPartDone, SequenceNumber: tr.next(),
+		ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Part: p.value()})
+}
+
+// appendCall appends a tool call fragment to its function call item,
+// opening the item on the call's first fragment.
+func (tr *Translator) appendCall(out []byte, tc openai.ToolCall) []byte {
+	i := 0
+	if tc.Index != nil {
+		i = *tc.Index
+	}
+	c, ok := tr.tools[i]
+	if !ok {
+		if tr.tools == nil {
+			tr.tools = map[int]*item{}
+		}
+		if tr.text != nil {
+			// Text after the calls opens a message of its own.
+			out = tr.closeItem(out, tr.text, responses.StatusCompleted)
+			tr.text = nil
+		}
+		c = &item{index: len(tr.items), id: tr.callItemID(len(tr.tools)), call: true, callID: tc.ID, name: tc.Function.Name}
+		tr.items = append(tr.items, c)
+		tr.tools[i] = c
+		out = emit(out, responses.EventOutputItemAdded, responses.ItemEvent{Type: responses.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: c.index,
+			Item: c.callItem(responses.StatusInProgress)})
+	}
+	if tc.Function.Arguments == "" {
+		return out
+	}
+	c.args.WriteString(tc.Function.Arguments)
+	return emit(out, responses.EventFunctionArgsDelta, responses.ArgsDeltaEvent{Type: responses.EventFunctionArgsDelta, SequenceNumber: tr.next(),
+		ItemID: c.id, OutputIndex: c.index, Delta: tc.Function.Arguments})
+}
+
+// finish closes every open item in output order, then the response with
+// its output and usage.
+func (tr *Translator) finish(out []byte) []byte {
+	tr.done = true
+	out = tr.start(out)
+	resp := tr.response(responses.StatusCompleted, nil)
+	u, ok := tr.chat.Usage()
+	var up *openai.Usage
+	if ok {
+		up = &u
+	}
+	finished(&resp, tr.reason, up)
+	for _, it := range tr.items {
+		if !it.closed {
+			out = tr.closeItem(out, it, resp.Status)
+		}
+		resp.Output = append(resp.Output, it.value(resp.Status))
+	}
+	typ := responses.EventCompleted
+	if resp.Status == responses.StatusIncomplete {
+		typ = responses.EventIncomplete
+	}
+	return emit(out, typ, responses.ResponseEvent{Type: typ, SequenceNumber: tr.next(), Response: resp})
+}
+
+// closeItem ends an item: a call's arguments or a message's last part,
+// then the item itself, with status.
+func (tr *Translator) closeItem(out []byte, it *item, status string) []byte {
+	it.closed, it.status = true, status
+	if it.call {
+		out = emit(out, responses.EventFunctionArgsDone, responses.ArgsDoneEvent{Type: responses.EventFunctionArgsDone, SequenceNumber: tr.next(),
+			ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: it.args.String()})
+	} else {
+		out = tr.closePart(out, it)
+	}
+	return emit(out, responses.EventOutputItemDone, responses.ItemEvent{Type: responses.EventOutputItemDone, SequenceNumber: tr.next(), OutputIndex: it.index, Item: it.value(status)})
+}

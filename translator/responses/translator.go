@@ -1,0 +1,141 @@
+package responses
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/translator"
+	"github.com/switchyard/switchyard/translator/sse"
+)
+
+// Translator serves a Responses client through a chat translator: the
+// request goes out as chat does, and what the chat translator writes back
+// is rewritten as a response object or the Responses events. Not safe for
+// concurrent use.
+type Translator struct {
+	chat translator.Translator
+	t    translator.Target
+	// req is the client's request, whose settings the response repeats.
+	req *responses.Request
+	// suffix makes the ids: resp_, msg_ and fc_ followed by it.
+	suffix string
+
+	// Stream state.
+	r       sse.Reader
+	seq     int // the next event's sequence number
+	started bool
+	items   []*item
+	text    *item         // the message item text goes to, nil before any
+	tools   map[int]*item // by the chat tool call's index
+	reason  string
+	done    bool // response.completed (or incomplete) went out
+	failed  bool // an error event went out
+}
+
+// New returns a translator for one attempt whose provider the chat
+// translator serves.
+func New(chat translator.Translator, t translator.Target) *Translator {
+	return &Translator{chat: chat, t: t, suffix: strings.TrimPrefix(t.ID, "chatcmpl-")}
+}
+
+// Request implements [translator.Translator.Request]: raw is the client's
+// Responses body, req its canonical chat request, which the chat
+// translator gets with a body of its own.
+func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.Upstream, *openai.Error) {
+	r, e := responses.ParseRequest(raw)
+	if e != nil {
+		return translator.Upstream{}, e
+	}
+	tr.req = r
+	body, err := json.Marshal(req)
+	if err != nil {
+		return translator.Upstream{}, openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error", "the request could not be encoded: %v", err)
+	}
+	return tr.chat.Request(req, body)
+}
+
+// IsStream implements [translator.Translator.IsStream].
+func (tr *Translator) IsStream(status int, h translator.Headers) bool {
+	return tr.chat.IsStream(status, h)
+}
+
+// Usage implements [translator.Translator.Usage].
+func (tr *Translator) Usage() (openai.Usage, bool) { return tr.chat.Usage() }
+
+// response is the response object as it stands: its id, the request's
+// settings, the given status and output.
+func (tr *Translator) response(status string, output []any) responses.Response {
+	r := tr.req
+	resp := responses.Response{
+		ID: "resp_" + tr.suffix, Object: "response", CreatedAt: tr.t.Created, Status: status,
+		Model: tr.t.ClientModel, Output: output, ParallelToolCalls: true,
+		Text: responses.TextConfig{Format: &responses.Format{Type: "text"}}, ToolChoice: responses.ToolChoice{Mode: "auto"},
+		Tools: []responses.Tool{}, Truncation: "disabled", Metadata: map[string]string{},
+	}
+	if output == nil {
+		resp.Output = []any{}
+	}
+	if r == nil {
+		return resp
+	}
+	resp.Instructions, resp.MaxOutputTokens, resp.Temperature, resp.TopP = r.Instructions, r.MaxOutputTokens, r.Temperature, r.TopP
+	if r.ParallelToolCalls != nil {
+		resp.ParallelToolCalls = *r.ParallelToolCalls
+	}
+	if r.Text != nil && r.Text.Format != nil {
+		resp.Text = *r.Text
+	}
+	if r.ToolChoice != nil {
+		resp.ToolChoice = *r.ToolChoice
+	}
+	if r.Tools != nil {
+		resp.Tools = r.Tools
+	}
+	if r.Truncation != "" {
+		resp.Truncation = r.Truncation
+	}
+	if r.User != "" {
+		resp.User = &r.User
+	}
+	if r.Metadata != nil {
+		resp.Metadata = r.Metadata
+	}
+	return resp
+}
+
+// finished sets what ends a response: its status (incomplete when the
+// model was cut off or filtered), why, and the usage.
+func finished(resp *responses.Response, finish string, u *openai.Usage) {
+	resp.Status = responses.StatusCompleted
+	switch finish {
+	case openai.FinishLength:
+		resp.Status, resp.IncompleteDetails = responses.StatusIncomplete, &responses.IncompleteDetails{Reason: "max_output_tokens"}
+	case openai.FinishContentFilter:
+		resp.Status, resp.IncompleteDetails = responses.StatusIncomplete, &responses.IncompleteDetails{Reason: "content_filter"}
+	}
+	if u != nil {
+		resp.Usage = usage(*u)
+	}
+}
+
+// usage is a chat usage in Responses terms: the same counts, renamed.
+func usage(u openai.Usage) *responses.Usage {
+	r := &responses.Usage{
+		InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		InputTokensDetails: responses.InputTokensDetails{CachedTokens: u.Cached()},
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		r.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
+	}
+	if r.TotalTokens == 0 {
+		r.TotalTokens = r.InputTokens + r.OutputTokens
+	}
+	return r
+}
+
+var _ translator.Translator = (*Translator)(nil)
+
+var _ translator.ErrorEventer = (*Translator)(nil)
