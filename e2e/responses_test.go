@@ -1,0 +1,187 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// streamedResponse is what a Responses stream gave the client: the event
+// types in order (repeats of one type folded), and the response that
+// response.completed carried.
+type streamedResponse struct {
+	types []string
+	final responses.Response
+}
+
+// readResponseStream reads a Responses stream to its end, failing t unless
+// the sequence numbers run 0, 1, 2… without a gap.
+func readResponseStream(t *testing.T, c openai.Client, params responses.ResponseNewParams, opts ...option.RequestOption) streamedResponse {
+	t.Helper()
+	stream := c.Responses.NewStreaming(context.Background(), params, opts...)
+	var got streamedResponse
+	var seq int64
+	for stream.Next() {
+		ev := stream.Current()
+		if ev.SequenceNumber != seq {
+			t.Fatalf("event %s has sequence_number %d, want %d", ev.Type, ev.SequenceNumber, seq)
+		}
+		seq++
+		if n := len(got.types); n == 0 || got.types[n-1] != ev.Type {
+			got.types = append(got.types, ev.Type)
+		}
+		if ev.Type == "response.completed" {
+			got.final = ev.AsResponseCompleted().Response
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return got
+}
+
+// TestResponsesEveryProvider: an openai-go client of the Responses API
+// gets answers, whole and streamed with the Responses event sequence, from
+// a model of every provider kind.
+func TestResponsesEveryProvider(t *testing.T) {
+	s := allKinds(t)
+	forEachKind(t, func(t *testing.T, model, provider string) {
+		c := client(s, demoKey)
+		var resp *http.Response
+		got, err := c.Responses.New(context.Background(), responses.ResponseNewParams{
+			Model:           model,
+			Instructions:    openai.String("You are terse."),
+			Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("hello responses")},
+			MaxOutputTokens: openai.Int(200),
+			Store:           openai.Bool(false),
+		}, option.WithResponseInto(&resp))
+		if err != nil {
+			t.Fatalf("responses: %v", err)
+		}
+		if p := resp.Header.Get("X-Provider-Used"); p != provider {
+			t.Errorf("served by %q, want %q", p, provider)
+		}
+		if got.Object != "response" || got.Status != responses.ResponseStatusCompleted || got.Model != model || !strings.HasPrefix(got.ID, "resp_") {
+			t.Errorf("object %q status %q model %q id %q; want a completed response of %s", got.Object, got.Status, got.Model, got.ID, model)
+		}
+		if !strings.Contains(got.OutputText(), "hello responses") {
+			t.Errorf("output text %q; want the simulator's echo", got.OutputText())
+		}
+		if got.Usage.InputTokens == 0 || got.Usage.OutputTokens == 0 || got.Usage.TotalTokens != got.Usage.InputTokens+got.Usage.OutputTokens {
+			t.Errorf("usage %+v; want both counts and their total", got.Usage)
+		}
+
+		sr := readResponseStream(t, c, responses.ResponseNewParams{
+			Model: model,
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+				responses.ResponseInputItemParamOfMessage("stream to me", responses.EasyInputMessageRoleUser),
+			}},
+		}, option.WithResponseInto(&resp))
+		want := "response.created response.in_progress response.output_item.added response.content_part.added response.output_text.delta " +
+			"response.output_text.done response.content_part.done response.output_item.done response.completed"
+		if got := strings.Join(sr.types, " "); got != want {
+			t.Errorf("event sequence %q, want %q", got, want)
+		}
+		if !strings.Contains(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Errorf("content-type %q", resp.Header.Get("Content-Type"))
+		}
+		if !strings.Contains(sr.final.OutputText(), "stream to me") || sr.final.Status != responses.ResponseStatusCompleted {
+			t.Errorf("completed response %q, status %q", sr.final.OutputText(), sr.final.Status)
+		}
+		if sr.final.Usage.InputTokens == 0 || sr.final.Usage.OutputTokens == 0 {
+			t.Errorf("streamed usage %+v; want both counts", sr.final.Usage)
+		}
+	})
+}
+
+// TestResponsesFunctionToolRoundTrip: a function call and its output, in
+// the Responses API's function_call and function_call_output items,
+// through every provider kind, streamed and not.
+func TestResponsesFunctionToolRoundTrip(t *testing.T) {
+	s := allKinds(t)
+	tools := []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{
+		Name: "get_weather", Description: openai.String("Weather of a city."),
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}},
+		Strict:     openai.Bool(false),
+	}}}
+	forEachKind(t, func(t *testing.T, model, provider string) {
+		c := client(s, demoKey)
+		ask := responses.ResponseInputItemParamOfMessage("weather in Oslo?", responses.EasyInputMessageRoleUser)
+		for _, streamed := range []bool{false, true} {
+			params := responses.ResponseNewParams{Model: model, Tools: tools, Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{ask}}}
+			var call responses.Response
+			if streamed {
+				sr := readResponseStream(t, c, params)
+				if !strings.Contains(strings.Join(sr.types, " "), "response.output_item.added response.function_call_arguments.delta response.function_call_arguments.done response.output_item.done") {
+					t.Errorf("streamed events %v carry no function call", sr.types)
+				}
+				call = sr.final
+			} else {
+				r, err := c.Responses.New(context.Background(), params)
+				if err != nil {
+					t.Fatalf("function call: %v", err)
+				}
+				call = *r
+			}
+			var fc responses.ResponseFunctionToolCall
+			for _, item := range call.Output {
+				if item.Type == "function_call" {
+					fc = item.AsFunctionCall()
+				}
+			}
+			var args map[string]any
+			if fc.Name != "get_weather" || fc.CallID == "" || json.Unmarshal([]byte(fc.Arguments), &args) != nil {
+				t.Fatalf("streamed=%v: output %s; want a get_weather function_call with JSON arguments", streamed, call.RawJSON())
+			}
+			output := responses.ResponseInputItemParamOfFunctionCallOutput("sunny, 21C")
+			output.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
+			params.Input.OfInputItemList = append(params.Input.OfInputItemList,
+				responses.ResponseInputItemParamOfFunctionCall(fc.Arguments, fc.CallID, fc.Name), output)
+			answer, err := c.Responses.New(context.Background(), params)
+			if err != nil {
+				t.Fatalf("streamed=%v: function call output: %v", streamed, err)
+			}
+			if !strings.Contains(answer.OutputText(), "sunny, 21C") {
+				t.Errorf("streamed=%v: answer to the function call output %s", streamed, answer.RawJSON())
+			}
+		}
+	})
+}
+
+// TestResponsesStatefulRefused: what needs a stored response is refused
+// with a 400 in OpenAI's envelope that names the parameter and says why,
+// before any provider is called.
+func TestResponsesStatefulRefused(t *testing.T) {
+	t.Parallel()
+	c := client(shared, demoKey)
+	tests := []struct {
+		name   string
+		params responses.ResponseNewParams
+		param  string
+	}{
+		{"previous_response_id", responses.ResponseNewParams{Model: "gpt-4o-mini", PreviousResponseID: openai.String("resp_123"),
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("and then?")}}, "previous_response_id"},
+		{"store true", responses.ResponseNewParams{Model: "gpt-4o-mini", Store: openai.Bool(true),
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("keep this")}}, "store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := c.Responses.New(context.Background(), tt.params)
+			var apiErr *openai.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+				t.Fatalf("err = %v, want a 400", err)
+			}
+			if apiErr.Param != tt.param || apiErr.Code != "unsupported_parameter" || apiErr.Type != "invalid_request_error" || !strings.Contains(apiErr.Message, "keeps no responses") {
+				t.Errorf("error param %q code %q type %q message %q", apiErr.Param, apiErr.Code, apiErr.Type, apiErr.Message)
+			}
+		})
+	}
+}
