@@ -162,7 +162,17 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 	}
 	out.Health = DefaultHealthConfig()
 	if n := c.idx.lookup(c.gwFile, "gateway.health"); n != nil {
-		// Decoded over the defaults, so an operator sets only what differs.
+		// Decoded over the profile's preset, so an operator sets only what
+		// differs.
+		var named struct {
+			Profile string `yaml:"profile"`
+		}
+		_ = n.Decode(&named) // a malformed mapping is reported by the full decode below
+		if preset, ok := HealthProfile(named.Profile); ok {
+			out.Health = preset
+		} else {
+			c.at(src, "gateway", "health.profile", "must be one of %s; got %q", strings.Join(sortedKeys(HealthProfiles), ", "), named.Profile)
+		}
 		if err := n.Decode(&out.Health); err != nil {
 			c.at(src, "gateway", "health", "%v", err)
 		} else if err := out.Health.Validate(); err != nil {

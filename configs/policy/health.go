@@ -12,6 +12,9 @@ import (
 // value the operator chose (and, for the breaker's trip conditions and the
 // canary cap, means "off").
 type HealthConfig struct {
+	// Profile names the preset the other keys are decoded over
+	// ([HealthProfiles]); empty is "default".
+	Profile string `yaml:"profile"`
 	// Window is how far back the error rate and latencies look.
 	Window time.Duration `yaml:"window"`
 	// Buckets is how many slices the window slides by: the oldest slice
@@ -103,11 +106,12 @@ type RecoveryConfig struct {
 	MaxCanary time.Duration `yaml:"max_canary"`
 }
 
-// DefaultConfig returns the thresholds of issue 4: healthy below 1 % errors,
-// 3 s p99 and above 20 % quota; unavailable above 5 % errors or 6 s p99 or
-// below 5 % quota; a 60 s window; a breaker tripping after 5 failures in a
-// row or half of at least 20 attempts; canary steps of 10 %, 50 % and 100 %
-// five minutes apart, 30 minutes at most.
+// DefaultHealthConfig returns the thresholds of issue 4: healthy below 1 %
+// errors, 3 s p99 and above 20 % quota; unavailable above 5 % errors or
+// 6 s p99 or below 5 % quota; a 60 s window; canary steps of 10 %, 50 % and
+// 100 % five minutes apart, 30 minutes at most. The breaker is the
+// specification's: it trips after 5 failures in a row (or half of at least
+// 20 attempts), stays open 60 s, then lets 2 probes through.
 func DefaultHealthConfig() HealthConfig {
 	return HealthConfig{
 		Window:         60 * time.Second,
@@ -121,8 +125,8 @@ func DefaultHealthConfig() HealthConfig {
 			FailureRatio:        0.5,
 			MinRequests:         20,
 			Interval:            60 * time.Second,
-			OpenTimeout:         30 * time.Second,
-			HalfOpenProbes:      3,
+			OpenTimeout:         60 * time.Second,
+			HalfOpenProbes:      2,
 			ProbeTimeout:        30 * time.Second,
 		},
 		Recovery: RecoveryConfig{
@@ -132,6 +136,40 @@ func DefaultHealthConfig() HealthConfig {
 		},
 		Checks: CheckConfig{Interval: 10 * time.Second, Timeout: 5 * time.Second},
 	}
+}
+
+// HealthProfiles are the named presets of gateway.health.profile.
+//
+//   - default: [DefaultHealthConfig], quick to act — degraded from 1 %
+//     errors, removed above 5 %, over 60 s.
+//   - lenient: the specification's second degradation profile, for
+//     providers whose error rate is noisy: a model's weight is halved from
+//     5 % errors, and it is removed only above 15 % sustained over a
+//     5-minute window (30 s buckets, so a burst must last minutes to
+//     count). Everything else is the default.
+var HealthProfiles = map[string]func() HealthConfig{
+	"default": DefaultHealthConfig,
+	"lenient": func() HealthConfig {
+		c := DefaultHealthConfig()
+		c.Profile = "lenient"
+		c.Window, c.Buckets = 5*time.Minute, 10
+		c.Healthy.ErrorRate, c.Unavailable.ErrorRate = 0.05, 0.15
+		c.DegradedWeight = 0.5
+		return c
+	},
+}
+
+// HealthProfile returns the preset named name ("" is the default), and
+// false for an unknown name.
+func HealthProfile(name string) (HealthConfig, bool) {
+	if name == "" {
+		name = "default"
+	}
+	p, ok := HealthProfiles[name]
+	if !ok {
+		return HealthConfig{}, false
+	}
+	return p(), true
 }
 
 // Validate reports every invalid setting of c, each named by its YAML key.

@@ -241,7 +241,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	return m
 }
 
-func sortedKeys(m map[string]reflect.Type) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

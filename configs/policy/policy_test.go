@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
 )
@@ -223,5 +224,24 @@ func TestKeyAllowsWithinItsTenant(t *testing.T) {
 		if got := tt.key.Allows(tt.model); got != tt.want {
 			t.Errorf("key %v of tenant %v: Allows(%q) = %v, want %v", tt.key.Models, tt.key.Tenant.Models, tt.model, got, tt.want)
 		}
+	}
+}
+
+// TestHealthProfile: gateway.health.profile picks the preset the other
+// keys are decoded over.
+func TestHealthProfile(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Compile([]policy.File{{Name: "g.yaml", Data: []byte("gateway:\n  health:\n    profile: lenient\n    breaker: {open_timeout: 90s}\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Gateway.Health
+	if h.Profile != "lenient" || h.Window != 5*time.Minute || h.Healthy.ErrorRate != 0.05 || h.Unavailable.ErrorRate != 0.15 ||
+		h.DegradedWeight != 0.5 || h.Breaker.OpenTimeout != 90*time.Second || h.Breaker.HalfOpenProbes != 2 {
+		t.Errorf("lenient with a longer open breaker compiled to %+v", h)
+	}
+	d := policy.DefaultHealthConfig()
+	if b := d.Breaker; b.ConsecutiveFailures != 5 || b.OpenTimeout != 60*time.Second || b.HalfOpenProbes != 2 {
+		t.Errorf("breaker defaults %+v; the specification says 5 failures, 60 s open, 2 probes", b)
 	}
 }

@@ -147,6 +147,7 @@ func TestDecide(t *testing.T) {
 		{name: "degraded provider demoted", body: userMsg("auto", "hi"), health: fakeHealth{weight: map[string]float64{"local": 0.5}}, wantPlan: "cheap,mid,strong"},
 		{name: "everything down", body: userMsg("mid", "hi"), health: fakeHealth{down: map[string]string{"an": "unavailable"}}, wantStatus: http.StatusServiceUnavailable, wantCode: "no_model_available"},
 		{name: "budget pressure: cheap models only", pressure: PressureCheapOnly, body: userMsg("auto", hardPrompt), wantPlan: "cheap"},
+		{name: "budget pressure at 80%: the cheap model overtakes the dearer ones", pressure: PressureHigh, body: userMsg("auto", hardPrompt), wantPlan: "strong,cheap,mid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -176,7 +176,7 @@ func TestBreakerTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig().Breaker
+			cfg := scenarioConfig().Breaker
 			if tt.change != nil {
 				tt.change(&cfg)
 			}
@@ -207,7 +207,7 @@ func TestBreakerTransitions(t *testing.T) {
 }
 
 func TestBreakerStatus(t *testing.T) {
-	cfg := DefaultConfig().Breaker
+	cfg := scenarioConfig().Breaker
 	b := newBreaker(&cfg, t0)
 	b.observe(0, false, t0)
 	b.observe(0, true, t0)

@@ -10,7 +10,7 @@ import (
 // TestConcurrentUse runs every method from many goroutines (run it with
 // -race) and checks that no observation was lost.
 func TestConcurrentUse(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := scenarioConfig()
 	cfg.Window = time.Hour // the clock moves a little; nothing may leave the window
 	f := newFixture(t, cfg)
 	const workers, perWorker = 8, 500

@@ -132,3 +132,13 @@ func (f *fixture) providerStatus(t *testing.T, provider string) ProviderStatus {
 	t.Fatalf("no snapshot for %s", provider)
 	return ProviderStatus{}
 }
+
+// scenarioConfig is the configuration the timed scenarios of these tests
+// were written for: the defaults with the breaker open 30 s and closing
+// after 3 probes, which tell the probe steps apart better than the
+// specification's 60 s and 2 (the defaults, checked in config_test.go).
+func scenarioConfig() Config {
+	c := DefaultConfig()
+	c.Breaker.OpenTimeout, c.Breaker.HalfOpenProbes = 30*time.Second, 3
+	return c
+}

@@ -45,7 +45,7 @@ func gather(t *testing.T, c prometheus.Collector) []string {
 }
 
 func TestCollector(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.Track(map[string][]string{"openai": {"gpt-4o"}, "anthropic": {"claude"}})
 	f.observeN("anthropic", "claude", 5, 529, 0)
 	f.SetDrill("openai", true)

@@ -62,7 +62,7 @@ func TestModelStates(t *testing.T) {
 		{name: "quota restored", ok: 1, quota: 0.9, want: Healthy},
 		{name: "unknown quota keeps the last reading", ok: 1, quota: -1, want: Healthy},
 	}
-	cfg := DefaultConfig()
+	cfg := scenarioConfig()
 	cfg.Breaker.ConsecutiveFailures, cfg.Breaker.FailureRatio = 0, 0 // the breaker has its own tests
 	cfg.Recovery.Steps = nil                                         // and so has the canary
 	f := newFixture(t, cfg)
@@ -93,7 +93,7 @@ func TestModelStates(t *testing.T) {
 // TestProviderRecovery drives a provider through its breaker and canary:
 // closed → open → half-open → closed with a canary at 10 %, 50 %, 100 %.
 func TestProviderRecovery(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	admit := func(key uint64) Admission { return f.Admit("anthropic", "claude", key) }
 	type check struct {
 		name        string
@@ -234,7 +234,7 @@ func TestCanaryFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, DefaultConfig())
+			f := newFixture(t, scenarioConfig())
 			tt.setup(f)
 			if a := f.Admit("openai", "gpt-4o", 1); a.Reason != "canary 10%" {
 				t.Fatalf("before the failure: Admit = %+v, want a canary at 10%%", a)
@@ -291,7 +291,7 @@ func TestCanaryTiming(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := DefaultConfig().Recovery
+			r := scenarioConfig().Recovery
 			if tt.change != nil {
 				tt.change(&r)
 			}
@@ -326,7 +326,7 @@ func TestCanaryShareOverManyKeys(t *testing.T) {
 		{name: "step 1", wait: 5 * time.Minute, min: 0.49, max: 0.51},
 		{name: "done", wait: 5 * time.Minute, min: 1, max: 1},
 	}
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.SetDrill("mistral", true)
 	f.SetDrill("mistral", false)
 	const n = 10000
@@ -362,7 +362,7 @@ func TestAdmit(t *testing.T) {
 		{
 			name: "degraded weight follows the config",
 			setup: func(f *fixture) {
-				c := DefaultConfig()
+				c := scenarioConfig()
 				c.DegradedWeight = 0.2
 				if err := f.Reconfigure(c); err != nil {
 					panic(err)
@@ -432,7 +432,7 @@ func TestAdmit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, DefaultConfig())
+			f := newFixture(t, scenarioConfig())
 			tt.setup(f)
 			if got := f.Admit("p", "m", tt.key); got != tt.want {
 				t.Errorf("Admit = %+v, want %+v", got, tt.want)
@@ -464,7 +464,7 @@ func TestDrills(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, DefaultConfig())
+			f := newFixture(t, scenarioConfig())
 			f.Track(map[string][]string{"a": {"m"}, "b": {"m"}})
 			for _, o := range tt.ops {
 				f.SetDrill(o.provider, o.down)
@@ -487,7 +487,7 @@ func TestDrills(t *testing.T) {
 }
 
 func TestDrillAlertAndRecovery(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.Track(map[string][]string{"openai": {"gpt-4o"}, "anthropic": {"claude"}})
 	f.log.take()
 	f.SetDrill(AllProviders, true)
@@ -530,7 +530,7 @@ func TestLatencyP95(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, DefaultConfig())
+			f := newFixture(t, scenarioConfig())
 			for i := range tt.latencies {
 				o := Observation{Provider: "p", Model: "m", Status: 200, Latency: 2 * time.Second, Quota: -1}
 				if i < tt.ttfts {
@@ -547,7 +547,7 @@ func TestLatencyP95(t *testing.T) {
 }
 
 func TestCanceledIsIgnored(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	for range 10 {
 		f.Observe(Observation{Provider: "p", Model: "m", Failure: Canceled, Quota: -1})
 	}

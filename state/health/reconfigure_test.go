@@ -133,9 +133,9 @@ func TestReconfigureKeepsState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, DefaultConfig())
+			f := newFixture(t, scenarioConfig())
 			tt.setup(f)
-			c := DefaultConfig()
+			c := scenarioConfig()
 			tt.change(&c)
 			if err := f.Reconfigure(c); err != nil {
 				t.Fatalf("Reconfigure: %v", err)
@@ -147,9 +147,9 @@ func TestReconfigureKeepsState(t *testing.T) {
 }
 
 func TestReconfigureRefusesInvalid(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.observeN("p", "m", 20, 200, 4*time.Second)
-	bad := DefaultConfig()
+	bad := scenarioConfig()
 	bad.Healthy.P99 = 5 * time.Second
 	bad.Buckets = 0
 	if err := f.Reconfigure(bad); err == nil {
@@ -161,7 +161,7 @@ func TestReconfigureRefusesInvalid(t *testing.T) {
 }
 
 func TestNewRefusesInvalid(t *testing.T) {
-	c := DefaultConfig()
+	c := scenarioConfig()
 	c.Window = 0
 	if _, err := New(c, nil, nil); err == nil {
 		t.Fatal("New(invalid) = nil error, want one")
@@ -169,7 +169,7 @@ func TestNewRefusesInvalid(t *testing.T) {
 }
 
 func TestNewDefaults(t *testing.T) {
-	m, err := New(DefaultConfig(), nil, nil) // system clock, no log
+	m, err := New(scenarioConfig(), nil, nil) // system clock, no log
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestTrack(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.Track(map[string][]string{"a": {"x", "y"}, "b": {"z"}})
 	f.observeN("a", "x", 1, 200, 0)
 	f.Track(map[string][]string{"a": {"x"}, "c": {"w"}})

@@ -10,7 +10,7 @@ import (
 // told to the hook once; another replica applies it with Report, which
 // never reaches its own hook, so replicas cannot echo each other.
 func TestOutageSharing(t *testing.T) {
-	a, b := newFixture(t, DefaultConfig()), newFixture(t, DefaultConfig())
+	a, b := newFixture(t, scenarioConfig()), newFixture(t, scenarioConfig())
 	b.clock = a.clock
 	b.Monitor.now = a.clock.Now
 	for _, f := range []*fixture{a, b} {
@@ -89,7 +89,7 @@ func TestOutageSharing(t *testing.T) {
 // successful ones take the half-open probe slots and close it. Checks
 // never touch a model's window.
 func TestActiveChecks(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.Track(map[string][]string{"anthropic": {"claude"}, "openai": {"gpt"}, "gemini": {"flash"}})
 	var outages []Outage
 	f.OnOutage(func(o Outage) { outages = append(outages, o) })
@@ -168,7 +168,7 @@ func TestActiveChecks(t *testing.T) {
 }
 
 func TestChecksConfig(t *testing.T) {
-	c := DefaultConfig()
+	c := scenarioConfig()
 	c.Checks = CheckConfig{Interval: 10 * time.Second, Timeout: 20 * time.Second}
 	if err := c.Validate(); err == nil {
 		t.Error("a timeout above the interval passed")

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSnapshot(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.Track(map[string][]string{"anthropic": {"claude"}, "openai": {"gpt-4o", "gpt-4o-mini"}})
 	f.clock.Add(time.Second)
 	for i := range 40 {
@@ -62,7 +62,7 @@ func TestSnapshot(t *testing.T) {
 }
 
 func TestSnapshotJSON(t *testing.T) {
-	f := newFixture(t, DefaultConfig())
+	f := newFixture(t, scenarioConfig())
 	f.observeN("openai", "gpt-4o", 20, 200, 3400*time.Millisecond)
 	f.observeN("openai", "gpt-4o", 5, 503, 3400*time.Millisecond)
 	var b strings.Builder

@@ -46,7 +46,7 @@ func TestJudge(t *testing.T) {
 			want: Degraded, wantReason: "error rate 2% ≥ 1%, p99 3.4s ≥ 3s",
 		},
 	}
-	cfg := DefaultConfig()
+	cfg := scenarioConfig()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, reason := judge(tt.s, &cfg)
@@ -58,7 +58,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestWindowSlides(t *testing.T) {
-	cfg := DefaultConfig() // 60s in buckets of 6s
+	cfg := scenarioConfig() // 60s in buckets of 6s
 	type add struct {
 		at     time.Duration
 		failed bool
@@ -98,7 +98,7 @@ func TestWindowSlides(t *testing.T) {
 }
 
 func TestWindowPercentiles(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := scenarioConfig()
 	tests := []struct {
 		name      string
 		latencies func(i int) time.Duration
@@ -148,7 +148,7 @@ func TestWindowPercentiles(t *testing.T) {
 }
 
 func TestWindowMaxFollowsLiveBuckets(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := scenarioConfig()
 	w := newWindow(&cfg)
 	for range 20 {
 		w.add(0, false, 9*time.Second, 0, -1)
@@ -177,7 +177,7 @@ func TestWindowRebucket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := scenarioConfig()
 			w := newWindow(&cfg)
 			w.add(5*time.Second, true, time.Second, 0, -1)
 			w.add(25*time.Second, false, time.Second, 0, -1)
