@@ -194,33 +194,59 @@ func TestQuotaBudgetRefusal(t *testing.T) {
 	}
 }
 
-// tightTenant is a tenant with a budget small enough for a few dozen
-// requests, refused rather than served unchecked if Redis is unreachable.
+// tightTenant is a tenant with a budget small enough for a few hundred
+// requests, refused rather than served unchecked if Redis is unreachable,
+// beside roomy, far from every limit it has.
 const tightTenant = `
 tenants:
   - name: demo
     keys:
       - {name: demo-key, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}
   - name: tight
-    budget_usd: {daily: 0.0005, on_store_outage: closed}
+    budget_usd: {daily: 0.003, on_store_outage: closed}
     keys:
       - {name: tight-key, sha256: %s}
+  - name: roomy
+    budget_usd: {daily: 1000, monthly: 10000}
+    rate_limit: {replenish_rate: 10000, burst_capacity: 20000, requests_per_minute: 1000000, tokens_per_minute: 1000000000}
+    keys:
+      - {name: roomy-key, sha256: %s}
 `
 
 // TestQuotaBudgetAcrossReplicas: two Envoys and two ext_procs share one
 // Redis; hundreds of concurrent requests spend a small budget. What is
 // committed never exceeds the budget, nothing stays reserved once they
 // end, and what is committed is exactly what the answers' usage cost.
+//
+// Each replica holds leases of the budget (state/lease) and admits from
+// them without Redis while they last; the counters above hold with the
+// leases at work, and with a tenant far from its limits (roomy) most
+// requests are admitted with no Redis round trip at all.
 func TestQuotaBudgetAcrossReplicas(t *testing.T) {
-	const key = "sk-e2e-tight"
-	sum := sha256.Sum256([]byte(key))
-	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]))}}
+	const key, roomyKey = "sk-e2e-tight", "sk-e2e-roomy"
+	sum, roomySum := sha256.Sum256([]byte(key)), sha256.Sum256([]byte(roomyKey))
+	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]), hex.EncodeToString(roomySum[:]))}}
 	s := startStack(t, o)
 	pol, err := policy.Load(s.PolicyDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	budget := pol.Tenants[1].Budget.DailyMicros
+	leased := func() (lease, viaStore float64) {
+		t.Helper()
+		for _, r := range s.Replicas {
+			l, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_lease_admissions_total", `path="lease"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_lease_admissions_total", `path="store"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease, viaStore = lease+l, viaStore+v
+		}
+		return lease, viaStore
+	}
 
 	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
 	defer rc.Close()
@@ -297,6 +323,38 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	}
 	if logged := loggedCost(t, s, "tight"); logged != b.Spent {
 		t.Errorf("the usage records add up to %d micro-USD, the budget says %d were spent", logged, b.Spent)
+	}
+	fromLeases, fromStore := leased()
+	t.Logf("tight: %.0f admissions from leases, %.0f by Redis", fromLeases, fromStore)
+	if fromLeases == 0 {
+		t.Error("no admission of tight was made from a lease")
+	}
+
+	// roomy, far from its limits: once the leases are taken, admissions
+	// need no Redis round trip; its budget still ends exact.
+	line = store.BudgetLine{Scope: store.Scope{Tenant: "roomy"}, Period: store.Daily, Limit: pol.Tenants[2].Budget.DailyMicros}
+	billed, servedIDs = 0, nil
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	defer tr.CloseIdleConnections()
+	kept := &http.Client{Timeout: 60 * time.Second, Transport: tr}
+	for _, a := range burst(600, 16, func() answer { return chatAs(t, kept, s, roomyKey, "gpt-4o-mini", 10) }) {
+		if a.status != http.StatusOK {
+			t.Fatalf("roomy: %d %s", a.status, a.body)
+		}
+		billed += translate.Cost(pol.Model(a.header.Get("X-Model-Used")).Price, a.usage())
+		servedIDs = append(servedIDs, a.header.Get("X-Request-Id"))
+	}
+	if b = settled(); b.Reserved != 0 || b.Spent != billed {
+		t.Errorf("roomy: spent %d reserved %d once its leases are retired; want %d billed and 0", b.Spent, b.Reserved, billed)
+	}
+	if logged := loggedCost(t, s, "roomy"); logged != b.Spent {
+		t.Errorf("roomy: the usage records add up to %d micro-USD, the budget says %d", logged, b.Spent)
+	}
+	l2, s2 := leased()
+	fromLeases, fromStore = l2-fromLeases, s2-fromStore
+	t.Logf("roomy: %.0f of 600 admissions from leases, %.0f by Redis", fromLeases, fromStore)
+	if fromLeases+fromStore != 600 || fromStore > 600/4 {
+		t.Errorf("roomy: %.0f admissions by Redis and %.0f from leases; want 600 in all, at most a quarter by Redis (the leases' warm-up)", fromStore, fromLeases)
 	}
 }
 

@@ -108,13 +108,13 @@ func run(write string, n1, n64 int) error {
 		)
 		// Interleave blocks so every path sees the same machine weather.
 		const blocks = 10
-		var messages, trips float64
+		var messages, trips, onPath float64
 		for range blocks {
 			for i, t := range paths {
 				gateway := i == len(paths)-1
-				var msgBefore, tripsBefore float64
+				var msgBefore, tripsBefore, pathBefore float64
 				if gateway {
-					if msgBefore, tripsBefore, err = gatewayCounters(extprocMetrics); err != nil {
+					if msgBefore, tripsBefore, pathBefore, err = gatewayCounters(extprocMetrics); err != nil {
 						return err
 					}
 				}
@@ -130,12 +130,13 @@ func run(write string, n1, n64 int) error {
 				if gateway {
 					// Settlement may finish just after the answer: let it.
 					time.Sleep(100 * time.Millisecond)
-					m, tr, err := gatewayCounters(extprocMetrics)
+					m, tr, op, err := gatewayCounters(extprocMetrics)
 					if err != nil {
 						return err
 					}
 					messages += m - msgBefore
 					trips += tr - tripsBefore
+					onPath += op - pathBefore
 				}
 			}
 		}
@@ -144,13 +145,13 @@ func run(write string, n1, n64 int) error {
 			c.into[i].CPUPerRequest = time.Duration(float64(ticks[i]) * float64(10*time.Millisecond) / float64(len(lat[i])))
 		}
 		n := float64(len(lat[len(paths)-1]))
-		c.into[len(paths)-1].Messages, c.into[len(paths)-1].RoundTrips = messages/n, trips/n
+		c.into[len(paths)-1].Messages, c.into[len(paths)-1].RoundTrips, c.into[len(paths)-1].PathTrips = messages/n, trips/n, onPath/n
 	}
 	var ttft [3][]time.Duration
 	var streamMessages float64
 	for range 5 {
 		for i, t := range []target{{url: paths[0].url, body: stream}, {url: plain.url(), body: stream}, {url: paths[2].url, body: stream, auth: paths[2].auth}} {
-			msgBefore, _, err := gatewayCounters(extprocMetrics)
+			msgBefore, _, _, err := gatewayCounters(extprocMetrics)
 			if err != nil {
 				return err
 			}
@@ -163,7 +164,7 @@ func run(write string, n1, n64 int) error {
 			}
 			if i == 2 {
 				time.Sleep(100 * time.Millisecond)
-				m, _, err := gatewayCounters(extprocMetrics)
+				m, _, _, err := gatewayCounters(extprocMetrics)
 				if err != nil {
 					return err
 				}
@@ -187,13 +188,17 @@ func run(write string, n1, n64 int) error {
 }
 
 // gatewayCounters reads ext_proc's messages so far (every phase, both
-// streams) and its Redis round trips.
-func gatewayCounters(url string) (messages, trips float64, err error) {
+// streams), its Redis round trips (background ones included) and the
+// store calls quota's requests waited for (onPath).
+func gatewayCounters(url string) (messages, trips, onPath float64, err error) {
 	if messages, err = harness.MetricSum(url, "switchyard_extproc_message_duration_seconds_count"); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	trips, err = harness.MetricSum(url, "switchyard_store_redis_roundtrips_total")
-	return messages, trips, err
+	if trips, err = harness.MetricSum(url, "switchyard_store_redis_roundtrips_total"); err != nil {
+		return 0, 0, 0, err
+	}
+	onPath, err = harness.MetricSum(url, "switchyard_lease_store_calls_total", `path="request"`)
+	return messages, trips, onPath, err
 }
 
 func mustRoot() string {
@@ -301,8 +306,10 @@ type stats struct {
 	// client's nor the simulator's) per request.
 	CPUPerRequest time.Duration
 	// Messages and RoundTrips are the gateway's ext_proc messages and Redis
-	// round trips per request.
-	Messages, RoundTrips float64
+	// round trips per request; PathTrips the round trips a request waited
+	// for (RoundTrips less the leases' background work and the health
+	// board's).
+	Messages, RoundTrips, PathTrips float64
 }
 
 func summarize(lat []time.Duration, total time.Duration) stats {

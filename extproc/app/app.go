@@ -33,6 +33,7 @@ import (
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/lease"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -129,6 +130,14 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer closeSpools()
 	spool := runQuota(ctx, st, storeMetrics, spools[budgetSpool], log)
+	if rc != nil {
+		// Replicas share limits through Redis; leases keep it off the
+		// request path (state/lease, docs/BUDGETS.md).
+		leases := lease.New(st, lease.Options{Spool: spool, Metrics: lease.NewMetrics(reg), Log: log})
+		go leases.Run(ctx)
+		defer leases.Close()
+		st = leases
+	}
 	sticky := router.NewSticky(100_000, time.Now)
 	cal := calibration.New(replicaName(), st, reg, log)
 	var (
