@@ -194,10 +194,23 @@ func TestQuotaBudgetRefusal(t *testing.T) {
 	}
 }
 
-// tightTenant is a tenant with a budget small enough for a few hundred
-// requests, refused rather than served unchecked if Redis is unreachable,
-// beside roomy, far from every limit it has.
+// tightTenant is a tenant with a budget small enough for a few dozen
+// requests, refused rather than served unchecked if Redis is unreachable.
 const tightTenant = `
+tenants:
+  - name: demo
+    keys:
+      - {name: demo-key, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}
+  - name: tight
+    budget_usd: {daily: 0.0005, on_store_outage: closed}
+    keys:
+      - {name: tight-key, sha256: %s}
+`
+
+// leasedTenants has tight with a budget of a few hundred requests, large
+// enough for replicas to hold leases of it until it nears its end, and
+// roomy, far from every limit it has.
+const leasedTenants = `
 tenants:
   - name: demo
     keys:
@@ -225,7 +238,7 @@ tenants:
 func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	const key, roomyKey = "sk-e2e-tight", "sk-e2e-roomy"
 	sum, roomySum := sha256.Sum256([]byte(key)), sha256.Sum256([]byte(roomyKey))
-	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]), hex.EncodeToString(roomySum[:]))}}
+	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(leasedTenants, hex.EncodeToString(sum[:]), hex.EncodeToString(roomySum[:]))}}
 	s := startStack(t, o)
 	pol, err := policy.Load(s.PolicyDir)
 	if err != nil {
