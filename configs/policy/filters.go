@@ -29,6 +29,7 @@ var filterTable = map[string]filterSpec{
 	"auth":         {order: 100},
 	"catalog":      {order: 150, requires: []string{"auth"}},
 	"usage_report": {order: 160, requires: []string{"auth"}},
+	"feedback":     {order: 170, requires: []string{"auth"}},
 	"router":       {order: 200, requires: []string{"auth"}},
 	// quota runs after router: a budget reservation prices the plan the
 	// router chose.

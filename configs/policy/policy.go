@@ -34,6 +34,8 @@ const (
 	APIAdmin           API = "admin"
 	// APIUsage serves a tenant its own usage, read from the ledger.
 	APIUsage API = "usage"
+	// APIFeedback takes a tenant's ratings of its answers.
+	APIFeedback API = "feedback"
 	// APIMessages is Anthropic's Messages API (/v1/messages), served by
 	// every provider kind.
 	APIMessages API = "messages"
@@ -46,6 +48,7 @@ const (
 
 var apis = map[string]API{
 	"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage,
+	"feedback": APIFeedback,
 	"messages": APIMessages, "count_tokens": APICountTokens, "responses": APIResponses,
 }
 
@@ -214,6 +217,15 @@ type Price struct {
 	InputPerMTok       int64
 	OutputPerMTok      int64
 	CachedInputPerMTok int64
+}
+
+// Micros is what a request costs at this price, in micro-USD: cached
+// prompt tokens (at most all of them) at the cached rate, rounded half up.
+func (p Price) Micros(promptTokens, cachedTokens, completionTokens int) int64 {
+	cached := int64(min(cachedTokens, promptTokens))
+	fresh := int64(promptTokens) - cached
+	nanoish := fresh*p.InputPerMTok + cached*p.CachedInputPerMTok + int64(completionTokens)*p.OutputPerMTok
+	return (nanoish + 500_000) / 1_000_000
 }
 
 // Model is a compiled model.
@@ -411,6 +423,16 @@ func (p *Policy) Route(path string) *Route {
 // its own cannot reach past its tenant's.
 func (k *Key) Allows(m string) bool {
 	return (k.Models == nil || k.Models[m]) && (k.Tenant.Models == nil || k.Tenant.Models[m])
+}
+
+// MayUse reports whether a caller may use model m: by its key when it
+// has one, else by its tenant's list; a route without auth (no tenant)
+// may use every model.
+func MayUse(k *Key, t *Tenant, m string) bool {
+	if k != nil {
+		return k.Allows(m)
+	}
+	return t == nil || t.Models == nil || t.Models[m]
 }
 
 // Authority is the provider's host, with the port when it is not the

@@ -395,10 +395,7 @@ func (r *Router) sensitiveRouteNeeded(s *signals) bool {
 }
 
 func (r *Router) allowed(q *Query, m *policy.Model) bool {
-	if q.Key != nil {
-		return q.Key.Allows(m.Name)
-	}
-	return q.Tenant == nil || q.Tenant.Models == nil || q.Tenant.Models[m.Name]
+	return policy.MayUse(q.Key, q.Tenant, m.Name)
 }
 
 // candidates are the models that can serve the request at all.

@@ -238,10 +238,7 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 // Cost prices usage in micro-USD, rounding half up once per request.
 // Cached prompt tokens are billed at the cached-input price.
 func Cost(p policy.Price, u filters.Usage) int64 {
-	cached := int64(min(u.CachedTokens, u.PromptTokens))
-	fresh := int64(u.PromptTokens) - cached
-	nanoish := fresh*p.InputPerMTok + cached*p.CachedInputPerMTok + int64(u.CompletionTokens)*p.OutputPerMTok
-	return (nanoish + 500_000) / 1_000_000
+	return p.Micros(u.PromptTokens, u.CachedTokens, u.CompletionTokens)
 }
 
 var (

@@ -107,6 +107,26 @@ func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
 		slog.Duration("latency", r.Latency), slog.Duration("ttft", r.TimeToFirstToken))
 }
 
+// strongest is, for a chat request whose model the router chose, the
+// highest-quality chat model the caller may use (the pricier on a tie):
+// the one an all-strong deployment would have sent it to. Nil when the
+// client named the model.
+func strongest(x *filters.Exchange) *policy.Model {
+	if x.Chat == nil || x.Route == nil || x.Policy == nil || x.Chat.Model != x.Route.Routing.AutoModel {
+		return nil
+	}
+	var best *policy.Model
+	for _, m := range x.Policy.Models {
+		if !m.Caps.Has(policy.CapChat) || !policy.MayUse(x.Caller.Key, x.Caller.Tenant, m.Name) {
+			continue
+		}
+		if best == nil || m.Quality > best.Quality || (m.Quality == best.Quality && m.Price.OutputPerMTok > best.Price.OutputPerMTok) {
+			best = m
+		}
+	}
+	return best
+}
+
 // RecordOf builds the ledger record of an exchange that ended with cause
 // (nil when the answer completed) at end.
 func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
@@ -132,6 +152,9 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 		r.ServedModel, r.Provider = a.Target.Model.Name, a.Target.Provider().Name
 	}
 	r.FallbackReasons = fallbackReasons(x)
+	if m := strongest(x); m != nil {
+		r.StrongCostMicros = m.Price.Micros(x.Usage.PromptTokens, x.Usage.CachedTokens, x.Usage.CompletionTokens)
+	}
 	switch {
 	case errors.Is(cause, filters.ErrClientGone):
 		r.Status, r.ErrorType = StatusClientClosed, ErrorClientDisconnected

@@ -368,3 +368,22 @@ func histogram(t *testing.T, reg *prometheus.Registry, name, match string) (uint
 	}
 	return 0, 0
 }
+
+// TestStrongCost: an auto-routed request records what the strongest model
+// the caller may use would have cost (the pricier on equal quality); a
+// request that names its model records none.
+func TestStrongCost(t *testing.T) {
+	p := testPolicyCompiled(t)
+	for _, tt := range []struct {
+		model string
+		want  int64
+	}{{"auto", 1000*3 + 1000*15}, {"gpt", 0}} {
+		x := exchange(t, p, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`)
+		attempt(x, 1, 200)
+		x.Response = filters.Response{Status: 200}
+		x.Usage = filters.Usage{Known: true, PromptTokens: 1000, CompletionTokens: 1000, CostMicros: 12_500}
+		if got := RecordOf(x, nil, t0).StrongCostMicros; got != tt.want {
+			t.Errorf("model %q: strong cost %d, want %d", tt.model, got, tt.want)
+		}
+	}
+}

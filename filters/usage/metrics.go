@@ -36,6 +36,7 @@ type metrics struct {
 	split     *prometheus.CounterVec
 	estimated *prometheus.CounterVec
 	anonymous *prometheus.CounterVec
+	auto      *prometheus.CounterVec
 
 	tokenUsage *prometheus.HistogramVec
 	duration   *prometheus.HistogramVec
@@ -74,6 +75,9 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 		anonymous: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_unauthenticated_total", Help: "Requests refused with 401 before any caller was known, by route: counted here, not recorded in the ledger or the audit trail.",
 		}, []string{"route"}),
+		auto: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_auto_cost_micro_usd_total", Help: "Auto-routed requests' cost in micro-USD, by route, tenant and basis: actual (what they cost) or all_strong (what the strongest model the caller may use would have cost); the difference is what auto routing saved.",
+		}, []string{"route", "tenant", "basis"}),
 		tokenUsage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_token_usage", Help: "Number of input and output tokens used per request (OpenTelemetry gen_ai.client.token.usage).",
 			Buckets: tokenBuckets,
@@ -87,7 +91,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Buckets: ttftBuckets,
 		}, genAILabels),
 	}
-	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.anonymous, m.tokenUsage, m.duration, m.firstToken}
+	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.anonymous, m.auto, m.tokenUsage, m.duration, m.firstToken}
 }
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
@@ -133,6 +137,10 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	m.cost.WithLabelValues(r.Tenant, r.App, model, r.Provider).Add(float64(r.CostMicros))
 	if r.UsageEstimated {
 		m.estimated.WithLabelValues(r.Tenant, model).Inc()
+	}
+	if r.StrongCostMicros > 0 {
+		m.auto.WithLabelValues(r.Route, r.Tenant, "actual").Add(float64(r.CostMicros))
+		m.auto.WithLabelValues(r.Route, r.Tenant, "all_strong").Add(float64(r.StrongCostMicros))
 	}
 }
 

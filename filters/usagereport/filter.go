@@ -24,6 +24,10 @@ var tenantViews = map[string][]ledger.Dimension{
 	"by-key":   {ledger.ByKey},
 }
 
+// qualityView is the delivered quality and the savings of auto routing,
+// per route and served model.
+const qualityView = "quality"
+
 // Filter serves a tenant its own usage.
 type Filter struct {
 	src report.Source
@@ -53,9 +57,9 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	}
 	view := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
 	by, ok := tenantViews[view]
-	if !ok {
+	if !ok && view != qualityView {
 		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url",
-			"no usage view %q; use %s, %s/by-app, %s/by-model or %s/by-key", view, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path)
+			"no usage view %q; use %s, %s/by-app, %s/by-model, %s/by-key or %s/quality", view, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path)
 	}
 	if x.Caller.Tenant == nil {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the usage API needs your API key")
@@ -70,7 +74,12 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 			"your key reads only its own tenant's usage").WithParam("tenant")
 	}
 	q.Tenant = own
-	rep, err := f.src.Report(ctx, q, by...)
+	var rep any
+	if view == qualityView {
+		rep, err = f.src.Quality(ctx, q)
+	} else {
+		rep, err = f.src.Report(ctx, q, by...)
+	}
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func TestInsertRoundTrip(t *testing.T) {
 				Stream: true, Attempts: 2, FallbackReasons: []string{"429", "breaker_open"},
 				InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, CostMicros: 9_876_543_210,
 				Latency: 1234567891 * time.Nanosecond, TimeToFirstToken: 98765432 * time.Nanosecond,
-				Status: 200, CacheHit: true,
+				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901,
 			},
 			{RequestID: "bare", Time: t0},
 			{

@@ -67,6 +67,7 @@ var insertColumns = []string{
 	"requested_model", "served_model", "provider", "model", "stream", "attempts",
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
 	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
+	"strong_cost_micro_usd",
 }
 
 // rowsPerInsert keeps one statement's parameters well inside both engines'
@@ -86,7 +87,7 @@ func (db *DB) values(r *Record) ([]any, error) {
 		r.RequestedModel, r.ServedModel, r.Provider, r.Model(), r.Stream, int64(r.Attempts),
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
-		r.UsageEstimated,
+		r.UsageEstimated, r.StrongCostMicros,
 	}, nil
 }
 
@@ -174,6 +175,9 @@ func (db *DB) where(f Filter) (string, []any) {
 	}
 	if !f.To.IsZero() {
 		add("occurred_at <", db.d.timeValue(f.To.UTC().Truncate(time.Microsecond)))
+	}
+	if f.RequestID != "" {
+		add("request_id =", f.RequestID)
 	}
 	if f.Tenant != "" {
 		add("tenant =", f.Tenant)
@@ -278,7 +282,8 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 	err := rows.Scan(&r.RequestID, &at, &r.Tenant, &r.App, &r.KeyName, &r.Route,
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
-		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated)
+		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated,
+		&r.StrongCostMicros)
 	if err != nil {
 		return Record{}, err
 	}

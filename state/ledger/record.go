@@ -33,6 +33,10 @@ type Record struct {
 	CachedTokens    int64
 	// CostMicros is the cost in micro-USD (1 USD = 1_000_000).
 	CostMicros int64
+	// StrongCostMicros is what the request would have cost on the route's
+	// strongest model, for a request the router chose the model of
+	// ("model": "auto"); zero when the client named the model.
+	StrongCostMicros int64
 	// Latency and TimeToFirstToken are kept in microseconds; a zero
 	// TimeToFirstToken means no token was sent.
 	Latency          time.Duration
@@ -104,8 +108,10 @@ func cleanText(s string) string {
 type Filter struct {
 	// From is inclusive and To exclusive.
 	From, To time.Time
-	Tenant   string
-	App      string
+	// RequestID selects one request.
+	RequestID string
+	Tenant    string
+	App       string
 	// Model matches [Record.Model].
 	Model string
 }
@@ -115,6 +121,7 @@ func (f Filter) Match(r *Record) bool {
 	t := r.Time.UTC().Truncate(time.Microsecond)
 	return (f.From.IsZero() || !t.Before(f.From.UTC().Truncate(time.Microsecond))) &&
 		(f.To.IsZero() || t.Before(f.To.UTC().Truncate(time.Microsecond))) &&
+		(f.RequestID == "" || f.RequestID == r.RequestID) &&
 		(f.Tenant == "" || f.Tenant == r.Tenant) &&
 		(f.App == "" || f.App == r.App) &&
 		(f.Model == "" || f.Model == r.Model())

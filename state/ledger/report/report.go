@@ -48,16 +48,8 @@ type Source struct {
 // that cannot be read, or a writer that cannot catch up, refuses the call
 // with 503: a report missing rows would be wrong, not late.
 func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimension) (*Report, error) {
-	if s.Ledger == nil {
-		return nil, unavailable()
-	}
-	if s.Writer != nil {
-		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
-		err := s.Writer.Flush(fctx)
-		cancel()
-		if err != nil {
-			return nil, unavailable()
-		}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
 	}
 	rows, err := s.Ledger.Query(ctx, f, by...)
 	if err != nil {
@@ -82,6 +74,89 @@ func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimens
 	}
 	rep.Total = Row{Totals: total, CostUSD: USD(total.CostMicros)}
 	return rep, nil
+}
+
+// ready waits for the writer to hand the ledger every record queued so
+// far, so that a read misses none.
+func (s Source) ready(ctx context.Context) error {
+	if s.Ledger == nil {
+		return unavailable()
+	}
+	if s.Writer != nil {
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		err := s.Writer.Flush(fctx)
+		cancel()
+		if err != nil {
+			return unavailable()
+		}
+	}
+	return nil
+}
+
+// QualityReport is the answer of GET /v1/usage/quality: per route,
+// tenant and served model, the ratings apps gave and what auto routing
+// cost against sending every auto request to the strongest model.
+type QualityReport struct {
+	Object string       `json:"object"`
+	From   *time.Time   `json:"from,omitempty"`
+	To     *time.Time   `json:"to,omitempty"`
+	Tenant string       `json:"tenant,omitempty"`
+	Data   []QualityRow `json:"data"`
+}
+
+// QualityRow is one route, tenant and model's figures, with the dollars
+// as exact decimal strings.
+type QualityRow struct {
+	ledger.Quality
+	AutoCostUSD   string `json:"auto_cost_usd"`
+	StrongCostUSD string `json:"strong_cost_usd"`
+	SavedUSD      string `json:"saved_usd"`
+}
+
+// Quality reports the delivered quality and the savings of the records f
+// selects.
+func (s Source) Quality(ctx context.Context, f ledger.Filter) (*QualityReport, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.Ledger.Quality(ctx, f)
+	if err != nil {
+		return nil, unavailable()
+	}
+	rep := &QualityReport{Object: "usage.quality", Tenant: f.Tenant, Data: make([]QualityRow, 0, len(rows))}
+	if !f.From.IsZero() {
+		rep.From = &f.From
+	}
+	if !f.To.IsZero() {
+		rep.To = &f.To
+	}
+	for _, q := range rows {
+		rep.Data = append(rep.Data, QualityRow{Quality: q, AutoCostUSD: USD(q.AutoCostMicros), StrongCostUSD: USD(q.StrongCostMicros), SavedUSD: USD(q.SavedMicros())})
+	}
+	return rep, nil
+}
+
+// Lookup returns the record of request id if tenant made it; ok is false
+// when the ledger holds no such request of that tenant.
+func (s Source) Lookup(ctx context.Context, id, tenant string) (rec ledger.Record, ok bool, err error) {
+	if err := s.ready(ctx); err != nil {
+		return rec, false, err
+	}
+	for r, err := range s.Ledger.Records(ctx, ledger.Filter{RequestID: id, Tenant: tenant}) {
+		if err != nil {
+			return rec, false, unavailable()
+		}
+		return r, true, nil
+	}
+	return rec, false, nil
+}
+
+// Rate records a rating; the caller has checked whose request it is.
+func (s Source) Rate(ctx context.Context, r ledger.Rating) error {
+	if s.Ledger == nil || s.Ledger.Rate(ctx, r) != nil {
+		return unavailable()
+	}
+	return nil
 }
 
 func unavailable() error {
