@@ -193,8 +193,9 @@ func TestMessagesErrorsInAnthropicEnvelope(t *testing.T) {
 	}
 }
 
-// TestMessagesCountTokens: Anthropic models count with Anthropic's own
-// endpoint; others get the gateway's estimate, marked as one.
+// TestMessagesCountTokens: Anthropic and Gemini models count with their
+// provider's own endpoint (count_tokens, countTokens); others get the
+// gateway's estimate, marked as one.
 func TestMessagesCountTokens(t *testing.T) {
 	t.Parallel()
 	c := anthropicClient(shared, demoKey)
@@ -213,8 +214,8 @@ func TestMessagesCountTokens(t *testing.T) {
 				t.Errorf("input_tokens = %d", n.InputTokens)
 			}
 			estimated := resp.Header.Get("X-Switchyard-Token-Count") == "estimated"
-			if estimated != (k.provider != "anthropic") {
-				t.Errorf("X-Switchyard-Token-Count %q for %s; only non-Anthropic models are estimated", resp.Header.Get("X-Switchyard-Token-Count"), k.provider)
+			if estimated != (k.provider == "openai") {
+				t.Errorf("X-Switchyard-Token-Count %q for %s; Anthropic and Gemini count, only the others are estimated", resp.Header.Get("X-Switchyard-Token-Count"), k.provider)
 			}
 		})
 	}

@@ -28,6 +28,8 @@ func (g gemini) routes(p *provider) {
 			g.embed(x, model, false)
 		case "batchEmbedContents":
 			g.embed(x, model, true)
+		case "countTokens":
+			g.countTokens(x, model)
 		default:
 			e := g.statusError(http.StatusNotFound, 0)
 			e.message = fmt.Sprintf("Method %q is not supported by the simulator.", method)
@@ -237,6 +239,46 @@ func (g gemini) generate(x *exchange, model string, stream bool) {
 
 // gmConversation validates the request as the API does and extracts what
 // the reply rules need.
+// countTokens answers models.countTokens: contents alone, or a whole
+// generateContentRequest (which names its model), never both, counted with
+// the simulator's tokenizer.
+func (g gemini) countTokens(x *exchange, model string) {
+	var body struct {
+		Contents               []gmContent `json:"contents"`
+		GenerateContentRequest *struct {
+			Model string `json:"model"`
+			gmRequest
+		} `json:"generateContentRequest"`
+	}
+	if err := json.Unmarshal(x.body, &body); err != nil {
+		x.fail(*gmInvalid("Invalid JSON payload received. %v", err))
+		return
+	}
+	req := gmRequest{Contents: body.Contents}
+	if gr := body.GenerateContentRequest; gr != nil {
+		switch {
+		case len(body.Contents) > 0:
+			x.fail(*gmInvalid("contents and generateContentRequest are mutually exclusive; send one"))
+			return
+		case gr.Model != "models/"+model:
+			x.fail(*gmInvalid("* CountTokensRequest.generate_content_request.model: %q must name the model of the path, models/%s\n", gr.Model, model))
+			return
+		}
+		req = gr.gmRequest
+	}
+	conv, errp := gmConversation(req, model)
+	if errp != nil {
+		x.fail(*errp)
+		return
+	}
+	if !x.p.knownModel(model) {
+		x.fail(apiError{status: http.StatusNotFound, typ: "NOT_FOUND", message: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for countTokens.", model)})
+		return
+	}
+	n := respond(conv).promptTokens
+	x.writeJSON(http.StatusOK, map[string]any{"totalTokens": n, "promptTokensDetails": []map[string]any{{"modality": "TEXT", "tokenCount": n}}})
+}
+
 func gmConversation(req gmRequest, model string) (conversation, *apiError) {
 	c := conversation{model: model, messages: len(req.Contents), choice: toolChoice{mode: choiceAuto}}
 	if len(req.Contents) == 0 {

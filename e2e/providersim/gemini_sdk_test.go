@@ -184,3 +184,23 @@ func TestGeminiSDK(t *testing.T) {
 		}
 	})
 }
+
+// TestGeminiSDKCountTokens: the simulator's models.countTokens answers the
+// official SDK, and counts a prompt as generateContent's usage does.
+func TestGeminiSDKCountTokens(t *testing.T) {
+	const model = "gemini-2.5-flash"
+	sim, _ := startSim(t, providersim.ProviderConfig{Kind: providersim.KindGemini, ExpectKey: "gm-key", Models: []string{model}})
+	client := newGenaiClient(t, sim.URL("gemini"), "gm-key")
+	got, err := client.Models.CountTokens(t.Context(), model, genai.Text("Hi there"), nil)
+	if err != nil {
+		t.Fatalf("CountTokens: %v", err)
+	}
+	if gen, err := client.Models.GenerateContent(t.Context(), model, genai.Text("Hi there"), nil); err != nil || got.TotalTokens != gen.UsageMetadata.PromptTokenCount {
+		t.Errorf("counted %d tokens, generateContent's prompt had %v (%v)", got.TotalTokens, gen, err)
+	}
+	_, err = client.Models.CountTokens(t.Context(), "gemini-9", genai.Text("Hi there"), nil)
+	var apiErr genai.APIError
+	if !errors.As(err, &apiErr) || apiErr.Code != 404 {
+		t.Errorf("an unknown model: %v, want a 404", err)
+	}
+}

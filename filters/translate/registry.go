@@ -26,8 +26,8 @@ var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 // api, or nil for a kind the gateway cannot translate to. A Messages
 // client is served by Anthropic as it is, and by any other kind through
 // that kind's chat translator; a Responses client by every kind through
-// its chat translator. Only Anthropic counts a Messages request's tokens
-// (see [Counts]).
+// its chat translator. Only Anthropic and Gemini count a Messages
+// request's tokens (see [Counts]).
 func For(api policy.API, t translator.Target) translator.Translator {
 	chat := translators[t.Provider.Kind]
 	if chat == nil {
@@ -35,8 +35,11 @@ func For(api policy.API, t translator.Target) translator.Translator {
 	}
 	switch api {
 	case policy.APICountTokens:
-		if t.Provider.Kind == policy.KindAnthropic {
+		switch t.Provider.Kind {
+		case policy.KindAnthropic:
 			return anthropic.NewCounter(t)
+		case policy.KindGemini:
+			return gemini.NewCounter(t)
 		}
 		return nil
 	case policy.APIMessages:
@@ -70,5 +73,6 @@ func CheckRequest(p *policy.Provider, key string) (translator.Upstream, bool) {
 }
 
 // Counts reports whether a provider kind counts the tokens of a Messages
-// request itself; for the others the gateway estimates.
-func Counts(k policy.Kind) bool { return k == policy.KindAnthropic }
+// request itself (Anthropic's count_tokens, Gemini's countTokens); for
+// the others the gateway estimates.
+func Counts(k policy.Kind) bool { return k == policy.KindAnthropic || k == policy.KindGemini }
