@@ -37,8 +37,15 @@ func main() {
 	write := flag.String("write", "", "write the results into this markdown file (docs/BENCHMARKS.md)")
 	n1 := flag.Int("n1", 2000, "requests per path at concurrency 1")
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
+	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) at concurrency 64 and write the profiles into this directory")
 	flag.Parse()
-	if err := run(*write, *n1, *n64); err != nil {
+	var err error
+	if *profile != "" {
+		err = profileExtProc(*profile, *n64)
+	} else {
+		err = run(*write, *n1, *n64)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -88,6 +88,8 @@ type Options struct {
 	ProviderKeys map[string]string
 	// Env is added to every gateway process's environment.
 	Env []string
+	// ExtProcArgs are added to every ext_proc's command line (-pprof, say).
+	ExtProcArgs []string
 	// Out, when set, also receives every process's output.
 	Out io.Writer
 	// CPUs, when set, pins every gateway process (Envoy, ext_proc, xds,
@@ -226,6 +228,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if s.RedisAddr != "" {
 			args = append(args, "-redis", s.RedisAddr)
 		}
+		args = append(args, o.ExtProcArgs...)
 		if err := s.start(o, name, filepath.Join(bin, "extproc"), args...); err != nil {
 			return nil, err
 		}

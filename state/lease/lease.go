@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,26 +164,38 @@ type windowLease struct {
 	last    time.Time
 }
 
+// The keys below are built on every admission: appends, not fmt.
+
 func bucketKey(b store.Bucket) string {
-	return b.Name + "\x00" + strconv.FormatFloat(b.ReplenishRate, 'g', -1, 64) + "\x00" + strconv.FormatInt(b.BurstCapacity, 10)
+	k := make([]byte, 0, len(b.Name)+32)
+	k = append(k, b.Name...)
+	k = strconv.AppendFloat(append(k, 0), b.ReplenishRate, 'g', -1, 64)
+	k = strconv.AppendInt(append(k, 0), b.BurstCapacity, 10)
+	return string(k)
 }
 
 func windowKey(group string, lines []store.WindowLine) string {
-	var sb strings.Builder
-	sb.WriteString(group)
+	k := make([]byte, 0, len(group)+len(lines)*40)
+	k = append(k, group...)
 	for _, l := range lines {
-		fmt.Fprintf(&sb, "\x00%s\x00%d\x00%d", l.Name, l.Limit, l.Size)
+		k = append(append(k, 0), l.Name...)
+		k = strconv.AppendInt(append(k, 0), l.Limit, 10)
+		k = strconv.AppendInt(append(k, 0), int64(l.Size), 10)
 	}
-	return sb.String()
+	return string(k)
 }
 
 func budgetKey(tenant string, lines []store.BudgetLine) string {
-	var sb strings.Builder
-	sb.WriteString(tenant)
+	k := make([]byte, 0, len(tenant)+len(lines)*48)
+	k = append(k, tenant...)
 	for _, l := range lines {
-		fmt.Fprintf(&sb, "\x00%s\x00%d\x00%d", l.Scope, l.Period, l.Limit)
+		k = append(append(k, 0), l.Scope.Tenant...)
+		k = append(append(k, 0), l.Scope.App...)
+		k = append(append(k, 0), l.Scope.Key...)
+		k = strconv.AppendInt(append(k, 0), int64(l.Period), 10)
+		k = strconv.AppendInt(append(k, 0), l.Limit, 10)
 	}
-	return sb.String()
+	return string(k)
 }
 
 // Admit implements [store.Requests]: from leases when every part of the
@@ -197,10 +208,10 @@ func (s *Store) Admit(ctx context.Context, a store.Admission) (store.AdmissionRe
 	res, ok := s.admitLocal(a, now)
 	s.mu.Unlock()
 	if ok {
-		s.o.Metrics.admitted("lease")
+		s.o.Metrics.admitted(true)
 		return res, nil
 	}
-	s.o.Metrics.admitted("store")
+	s.o.Metrics.admitted(false)
 	s.o.Metrics.call("request")
 	res, err := s.Store.Admit(ctx, a)
 	if err == nil && res.Refused == store.Admitted {

@@ -12,13 +12,15 @@ type Metrics struct {
 	admissions *prometheus.CounterVec
 	calls      *prometheus.CounterVec
 	commits    *prometheus.CounterVec
+	// The per-request series, looked up once.
+	fromLease, fromStore, onPath prometheus.Counter
 }
 
 // NewMetrics makes the switchyard_lease_* collectors, registered on reg
 // (nil: registered nowhere).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	f := promauto.With(reg)
-	return &Metrics{
+	m := &Metrics{
 		admissions: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_lease_admissions_total",
 			Help: "Admissions by where they were answered: lease (from leases held by this replica, no store call) or store (one store round trip on the request path).",
@@ -32,18 +34,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Budget leases by how they ended: taken, committed, released, spooled (kept for replay during a store outage) or failed.",
 		}, []string{"outcome"}),
 	}
+	m.fromLease, m.fromStore = m.admissions.WithLabelValues("lease"), m.admissions.WithLabelValues("store")
+	m.onPath = m.calls.WithLabelValues("request")
+	return m
 }
 
 // The helpers accept a nil receiver.
 
-func (m *Metrics) admitted(path string) {
-	if m != nil {
-		m.admissions.WithLabelValues(path).Inc()
+func (m *Metrics) admitted(leased bool) {
+	switch {
+	case m == nil:
+	case leased:
+		m.fromLease.Inc()
+	default:
+		m.fromStore.Inc()
 	}
 }
 
 func (m *Metrics) call(path string) {
-	if m != nil {
+	switch {
+	case m == nil:
+	case path == "request":
+		m.onPath.Inc()
+	default:
 		m.calls.WithLabelValues(path).Inc()
 	}
 }
