@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/ledger/pgtest"
 )
 
 // load sends chat requests from a few workers until stop is closed, each
@@ -265,4 +269,125 @@ func rawChat(t *testing.T, url, model string) (int, []byte) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// TestChaosLedgerDown: the ledger is PostgreSQL, down when ext_proc
+// starts and again in mid-run. ext_proc starts and serves throughout;
+// the usage records are kept (in memory and the spool) and written when
+// the server comes back: every served request has its row, none lost.
+func TestChaosLedgerDown(t *testing.T) {
+	tmpl, err := pgtest.InitTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmpl)
+	pg, err := pgtest.NewCluster(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(pg.Dir)
+	defer func() { _ = pg.Stop() }()
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startStack(t, harness.Options{
+		Overlay: map[string]string{"gateway.yaml": string(gw) + "  ledger:\n    driver: postgres\n    dsn: {env: E2E_LEDGER_DSN}\n"},
+		Env:     []string{"E2E_LEDGER_DSN=" + pg.DSN("postgres")},
+	})
+
+	serve := func(n int) []string {
+		var ids []string
+		for range n {
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"ledger down"}]}`))
+			req.Header.Set("Authorization", "Bearer "+demoKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("request with the ledger down: %d", resp.StatusCode)
+			}
+			ids = append(ids, resp.Header.Get("X-Request-Id"))
+		}
+		return ids
+	}
+	recorded := func(ids []string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			missing := missingRows(t, pg.DSN("postgres"), ids)
+			if missing == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d served requests still have no row a minute after PostgreSQL came back", missing, len(ids))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	ids := serve(20) // PostgreSQL has never been up
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	came := time.Now()
+	recorded(ids)
+	t.Logf("down at start: 20 served, all recorded %v after PostgreSQL started", time.Since(came).Round(time.Millisecond))
+
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	failedWrites := func() float64 {
+		v, err := harness.MetricSum(s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_ledger_write_errors_total", `kind="unavailable"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := failedWrites()
+	ids = append(ids, serve(20)...) // down in mid-run
+	for deadline := time.Now().Add(30 * time.Second); failedWrites() == before; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never found the ledger down: the outage proves nothing")
+		}
+	}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	came = time.Now()
+	recorded(ids)
+	t.Logf("down in mid-run: 20 more served, all recorded %v after PostgreSQL came back", time.Since(came).Round(time.Millisecond))
+}
+
+// missingRows counts the request IDs without a row in the PostgreSQL
+// ledger at dsn (not yet migrated counts as all missing).
+func missingRows(t *testing.T, dsn string, ids []string) int {
+	t.Helper()
+	db, err := ledger.OpenPostgres(t.Context(), dsn)
+	if err != nil {
+		return len(ids)
+	}
+	defer db.Close()
+	have := map[string]bool{}
+	for r, err := range db.Records(t.Context(), ledger.Filter{}) {
+		if err != nil {
+			return len(ids)
+		}
+		have[r.RequestID] = true
+	}
+	n := 0
+	for _, id := range ids {
+		if !have[id] {
+			n++
+		}
+	}
+	return n
 }

@@ -14,10 +14,20 @@ import (
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
+// How often a ledger that could not be opened is tried again.
+const (
+	ledgerRetryMin = 500 * time.Millisecond
+	ledgerRetryMax = 10 * time.Second
+)
+
 // openLedger opens the usage ledger the policy names and starts its
 // batching writer. The ledger is chosen at startup; a reload that changes
 // gateway.ledger takes effect at the next restart (logged then).
-func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer, d, held disk, log *slog.Logger) (*ledger.DB, *ledger.Writer, error) {
+//
+// A database that cannot be reached does not stop the process: it serves,
+// the writer keeps the records (in its spool) and writes them once the
+// ledger opens in the background (ledger.Deferred).
+func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer, d, held disk, log *slog.Logger) (*ledger.Deferred, *ledger.Writer, error) {
 	c := ledger.Config{Driver: p.Gateway.Ledger.Driver, DSN: p.Gateway.Ledger.Path}
 	if ref := p.Gateway.Ledger.DSN; ref != nil {
 		dsn, err := secrets{}.Resolve(*ref)
@@ -26,7 +36,7 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 		}
 		c.DSN = dsn
 	}
-	db, err := ledger.Open(ctx, c)
+	db, err := ledger.OpenDeferred(ctx, c, ledgerRetryMin, ledgerRetryMax, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,7 +52,11 @@ func openLedger(ctx context.Context, p *policy.Policy, reg prometheus.Registerer
 		HoldSpool:     held.spool,
 		Held:          held.left,
 	})
-	log.Info("usage ledger open", slog.String("driver", db.Driver()))
+	select {
+	case <-db.Opened():
+		log.Info("usage ledger open", slog.String("driver", db.Driver()))
+	default:
+	}
 	return db, w, nil
 }
 

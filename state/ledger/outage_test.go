@@ -28,11 +28,11 @@ var outages = []outage{
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = c.stop(); _ = os.RemoveAll(c.dir) })
-			if err := c.start(); err != nil {
+			t.Cleanup(func() { _ = c.Stop(); _ = os.RemoveAll(c.Dir) })
+			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			dsn, err := c.createDatabase(t.Context())
+			dsn, err := c.CreateDatabase(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ var outages = []outage{
 					}
 				}
 			}
-			return Config{Driver: DriverPostgres, DSN: dsn}, act(c.stop), act(c.start)
+			return Config{Driver: DriverPostgres, DSN: dsn}, act(c.Stop), act(c.Start)
 		},
 	},
 	{
