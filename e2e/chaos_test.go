@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/switchyard/switchyard/e2e/providersim"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/pgtest"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // load sends chat requests from a few workers until stop is closed, each
@@ -390,4 +393,125 @@ func missingRows(t *testing.T, dsn string, ids []string) int {
 		}
 	}
 	return n
+}
+
+// outageTenants: one tenant whose limits fail open and one whose limits
+// fail closed when the store is unreachable.
+const outageTenants = `
+tenants:
+  - name: demo
+    keys:
+      - {name: demo-key, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}
+  - name: lenient
+    budget_usd: {daily: 100, on_store_outage: open}
+    rate_limit: {replenish_rate: 1000, burst_capacity: 2000, requests_per_minute: 100000, on_store_outage: open}
+    keys:
+      - {name: lenient-key, sha256: %s}
+  - name: strict
+    budget_usd: {daily: 100, on_store_outage: closed}
+    rate_limit: {replenish_rate: 1000, burst_capacity: 2000, requests_per_minute: 100000, on_store_outage: closed}
+    keys:
+      - {name: strict-key, sha256: %s}
+`
+
+// TestChaosRedisOutage: Redis black-holed (SIGSTOP: connections accepted,
+// nothing answered) and Redis restarted (killed, back empty) under
+// traffic. While it is away every limit obeys its on_store_outage within
+// the store timeout (1 s): the tenant whose limits fail open is served,
+// the one whose limits fail closed gets 503 quota_unavailable once the
+// leases it held (at most a second's) are spent, and no answer waits for
+// go-redis's own timeouts. Once Redis is back both are served.
+func TestChaosRedisOutage(t *testing.T) {
+	const lenientKey, strictKey = "sk-e2e-lenient", "sk-e2e-strict"
+	s := startStack(t, harness.Options{Overlay: map[string]string{
+		"tenants.yaml": fmt.Sprintf(outageTenants, store.HashKey(lenientKey), store.HashKey(strictKey)),
+	}})
+	type answer struct {
+		status int
+		code   string
+		took   time.Duration
+	}
+	ask := func(key string) answer {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"outage"}]}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		start := time.Now()
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(b, &body)
+		return answer{status: resp.StatusCode, code: body.Error.Code, took: time.Since(start)}
+	}
+	servedAgain := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for _, key := range []string{lenientKey, strictKey} {
+			for a := ask(key); a.status != http.StatusOK; a = ask(key) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: still %d %s 20 s after Redis came back", what, a.status, a.code)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	// An answer waits for at most two store calls in sequence, each cut at
+	// the 1 s store timeout (about 2 s in all); bound leaves room for a
+	// loaded machine and stays below what go-redis's own timeouts cost
+	// before the context deadline was honoured (3 s a read, 5 s a dial,
+	// each call retried).
+	const bound = 4 * time.Second
+	faults := []struct {
+		name       string
+		start, end func() error
+	}{
+		{"black-holed",
+			func() error { return syscall.Kill(s.PID("redis"), syscall.SIGSTOP) },
+			func() error { return syscall.Kill(s.PID("redis"), syscall.SIGCONT) }},
+		{"restarted",
+			func() error { s.Kill("redis"); return nil },
+			func() error { return s.Restart("redis") }},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			servedAgain("before the fault")
+			if err := f.start(); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]map[string]int{lenientKey: {}, strictKey: {}}
+			var slowest time.Duration
+			for end := time.Now().Add(4 * time.Second); time.Now().Before(end); {
+				for _, key := range []string{lenientKey, strictKey} {
+					a := ask(key)
+					seen[key][fmt.Sprint(a.status, " ", a.code)]++
+					slowest = max(slowest, a.took)
+					switch {
+					case key == lenientKey && a.status != http.StatusOK:
+						t.Errorf("fail-open tenant got %d %s", a.status, a.code)
+					case key == strictKey && a.status != http.StatusOK && (a.status != http.StatusServiceUnavailable || a.code != "quota_unavailable"):
+						t.Errorf("fail-closed tenant got %d %s, want 200 (a lease) or 503 quota_unavailable", a.status, a.code)
+					}
+					if a.took > bound {
+						t.Errorf("an answer took %v with Redis away, want at most %v", a.took.Round(time.Millisecond), bound)
+					}
+				}
+			}
+			if err := f.end(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Redis %s: fail-open tenant saw %v, fail-closed tenant saw %v; slowest answer %v",
+				f.name, seen[lenientKey], seen[strictKey], slowest.Round(time.Millisecond))
+			if seen[strictKey]["503 quota_unavailable"] == 0 {
+				t.Error("the fail-closed tenant was never refused: the outage proves nothing")
+			}
+			servedAgain("after the fault")
+		})
+	}
 }
