@@ -204,7 +204,8 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 }
 
 // ResponseChunk implements [filters.ResponseChunkHook]: when every attempt
-// failed, the client gets one 503 that says what happened to each.
+// failed, the client gets one 503 that says what happened to each, in its
+// API's error envelope.
 func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
 	if x.Response.Streaming || !c.EOS {
 		return nil
@@ -230,7 +231,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	}
 	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
 		"every provider failed: %s", strings.Join(parts, "; "))
-	x.Response.Status, c.Data = e.Status, e.Body()
+	x.Response.Status, c.Data = e.Status, x.ErrorBody(e)
 	return nil
 }
 

@@ -1,13 +1,17 @@
 package resources
 
 import (
+	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	celv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/filters/cel/v3"
 	grpclogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/grpc/v3"
 	streamlogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -16,9 +20,11 @@ import (
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	codecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/switchyard/switchyard/apischema/anthropic"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
 )
@@ -51,7 +57,7 @@ var underscores = map[string]corev3.HttpProtocolOptions_HeadersWithUnderscoresAc
 }
 
 func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager {
-	maxBody, e := p.Gateway.MaxRequestBytes, p.Gateway.Edge
+	e := p.Gateway.Edge
 	var filters []*hcmv3.HttpFilter
 	if l := p.Gateway.LocalRateLimit; l.RequestsPerSecond > 0 {
 		filters = append(filters,
@@ -83,7 +89,7 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		UseRemoteAddress:           wrapBool(true),
 		ServerName:                 "switchyard",
 		ServerHeaderTransformation: hcmv3.HttpConnectionManager_OVERWRITE,
-		LocalReplyConfig:           localReplies(maxBody),
+		LocalReplyConfig:           localReplies(p),
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{
 			IdleTimeout:                  dur(e.IdleTimeout),
 			HeadersWithUnderscoresAction: underscores[e.HeadersWithUnderscores],
@@ -274,54 +280,137 @@ func attemptLog() *accesslogv3.AccessLog {
 }
 
 // localReplies rewrites Envoy's own replies (no healthy upstream, local
-// rate limit, timeouts, a body over the limit) into the OpenAI error
-// envelope. They are marked so ext_proc does not mistake them for a
+// rate limit, timeouts, a body over the limit) into the error envelope of
+// the client's API: Anthropic's for Anthropic's clients (the Messages
+// routes, and the model list asked with anthropic-version), OpenAI's for
+// the rest. Some never reach ext_proc (the token bucket and the overload
+// manager answer before it runs), so the envelope is Envoy's to get
+// right. They are marked so ext_proc does not mistake them for a
 // provider's answer. ext_proc's own replies are local replies too, so no
 // mapper may match them: ext_proc never answers 413 (Envoy enforces the
 // body limit) and its replies carry no response flag.
-func localReplies(maxBody int64) *hcmv3.LocalReplyConfig {
+func localReplies(p *policy.Policy) *hcmv3.LocalReplyConfig {
 	byFlags := func(flags ...string) *accesslogv3.AccessLogFilter {
 		return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
 			ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: flags},
 		}}
 	}
-	mapper := func(filter *accesslogv3.AccessLogFilter, message, typ, code string) *hcmv3.ResponseMapper {
-		return &hcmv3.ResponseMapper{
-			Filter: filter,
-			BodyFormatOverride: jsonFormat(map[string]any{"error": map[string]any{
-				"message": message,
-				"type":    typ,
-				"param":   nil,
-				"code":    code,
-			}}),
-			HeadersToAdd: []*corev3.HeaderValueOption{{
-				// The flags tell ext_proc whose doing the reply was (a
-				// provider's failure, or Envoy's own overflow).
-				Header:       &corev3.HeaderValue{Key: contract.LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
-				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-			}},
-		}
-	}
 	tooLarge := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_StatusCodeFilter{StatusCodeFilter: &accesslogv3.StatusCodeFilter{
 		Comparison: &accesslogv3.ComparisonFilter{Op: accesslogv3.ComparisonFilter_EQ, Value: &corev3.RuntimeUInt32{DefaultValue: 413, RuntimeKey: "switchyard.local_reply.too_large"}},
 	}}}
-	// The overload manager refusing a request: the gateway is at capacity,
-	// and says when to come back.
-	overloaded := mapper(byFlags("OM"), "the gateway is at capacity; retry after a moment", "service_unavailable", "gateway_overloaded")
-	overloaded.HeadersToAdd = append(overloaded.HeadersToAdd, &corev3.HeaderValueOption{
-		Header:       &corev3.HeaderValue{Key: "retry-after", Value: "1"},
-		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-	})
-	return &hcmv3.LocalReplyConfig{Mappers: []*hcmv3.ResponseMapper{
-		overloaded,
-		mapper(byFlags("RL"), "%LOCAL_REPLY_BODY%", "rate_limit_error", "rate_limit_exceeded"),
-		mapper(byFlags("UT", "SI"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_timeout"),
-		mapper(byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR"), "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable"),
+	// Each kind of reply: what selects it, its status (for Anthropic's
+	// error type), message, and OpenAI type and code.
+	replies := []struct {
+		filter             *accesslogv3.AccessLogFilter
+		status             int
+		message, typ, code string
+		retryAfter         string
+	}{
+		// The overload manager refusing a request: the gateway is at
+		// capacity, and says when to come back.
+		{byFlags("OM"), http.StatusServiceUnavailable, "the gateway is at capacity; retry after a moment", "service_unavailable", "gateway_overloaded", "1"},
+		// The token buckets flag their refusal only after answering, so the
+		// reply is known by its details.
+		{orFilter(byFlags("RL"), detailsFilter("local_rate_limited")), http.StatusTooManyRequests, "the gateway's request rate limit was exceeded; retry after a moment", "rate_limit_error", "rate_limit_exceeded", ""},
+		{byFlags("UT", "SI"), http.StatusGatewayTimeout, "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_timeout", ""},
+		{byFlags("UH", "UF", "UO", "NR", "URX", "UC", "UPE", "NC", "LR", "UMSDR"), http.StatusServiceUnavailable, "%LOCAL_REPLY_BODY%", "upstream_error", "upstream_unavailable", ""},
 		// A request Envoy's codec refused (malformed, or a header name with
 		// an underscore) is the client's doing, not a provider's.
-		mapper(byFlags("DPE"), "%LOCAL_REPLY_BODY%", "invalid_request_error", "bad_request"),
-		mapper(tooLarge, "the request body is larger than the gateway's limit of "+strconv.FormatInt(maxBody, 10)+" bytes", "invalid_request_error", "request_too_large"),
-	}}
+		{byFlags("DPE"), http.StatusBadRequest, "%LOCAL_REPLY_BODY%", "invalid_request_error", "bad_request", ""},
+		{tooLarge, http.StatusRequestEntityTooLarge, "the request body is larger than the gateway's limit of " + strconv.FormatInt(p.Gateway.MaxRequestBytes, 10) + " bytes", "invalid_request_error", "request_too_large", ""},
+	}
+	anthropicClient := anthropicClients(p)
+	var mappers []*hcmv3.ResponseMapper
+	for _, r := range replies {
+		if anthropicClient != nil {
+			body := map[string]any{"type": "error", "error": map[string]any{"type": anthropic.ErrorType(r.status), "message": r.message}}
+			mappers = append(mappers, replyMapper(andFilter(r.filter, anthropicClient), body, r.retryAfter))
+		}
+		body := map[string]any{"error": map[string]any{"message": r.message, "type": r.typ, "param": nil, "code": r.code}}
+		mappers = append(mappers, replyMapper(r.filter, body, r.retryAfter))
+	}
+	return &hcmv3.LocalReplyConfig{Mappers: mappers}
+}
+
+// replyMapper answers the replies filter selects with body, marked as
+// Envoy's, with retry-after when given.
+func replyMapper(filter *accesslogv3.AccessLogFilter, body map[string]any, retryAfter string) *hcmv3.ResponseMapper {
+	m := &hcmv3.ResponseMapper{
+		Filter:             filter,
+		BodyFormatOverride: jsonFormat(body),
+		HeadersToAdd: []*corev3.HeaderValueOption{{
+			// The flags tell ext_proc whose doing the reply was (a
+			// provider's failure, or Envoy's own overflow).
+			Header:       &corev3.HeaderValue{Key: contract.LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}},
+	}
+	if retryAfter != "" {
+		m.HeadersToAdd = append(m.HeadersToAdd, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: "retry-after", Value: retryAfter},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		})
+	}
+	return m
+}
+
+// anthropicClients selects the requests of Anthropic's clients, as
+// filters.Exchange.SpeaksAnthropic tells them apart: any request on a
+// Messages route, and one on the model list that sent anthropic-version;
+// nil when the policy has neither route.
+func anthropicClients(p *policy.Policy) *accesslogv3.AccessLogFilter {
+	var messages, models []string
+	for _, r := range p.Routes {
+		switch r.API {
+		case policy.APIMessages, policy.APICountTokens:
+			messages = append(messages, regexp.QuoteMeta(r.Path))
+		case policy.APIModels:
+			models = append(models, regexp.QuoteMeta(r.Path))
+		}
+	}
+	var either []*accesslogv3.AccessLogFilter
+	if len(messages) > 0 {
+		// The path as Envoy matched it, with its query string.
+		either = append(either, pathFilter(`^(?:`+strings.Join(messages, "|")+`)(?:\?.*)?$`))
+	}
+	if len(models) > 0 {
+		version := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_HeaderFilter{HeaderFilter: &accesslogv3.HeaderFilter{
+			Header: &routev3.HeaderMatcher{Name: "anthropic-version", HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}},
+		}}}
+		either = append(either, andFilter(pathFilter(`^(?:`+strings.Join(models, "|")+`)(?:[/?].*)?$`), version))
+	}
+	switch len(either) {
+	case 0:
+		return nil
+	case 1:
+		return either[0]
+	}
+	return orFilter(either...)
+}
+
+func pathFilter(re string) *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_HeaderFilter{HeaderFilter: &accesslogv3.HeaderFilter{
+		Header: &routev3.HeaderMatcher{Name: ":path", HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+			MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: re}},
+		}}},
+	}}}
+}
+
+// detailsFilter selects the replies whose response code details are
+// details, through a CEL expression.
+func detailsFilter(details string) *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ExtensionFilter{ExtensionFilter: &accesslogv3.ExtensionFilter{
+		Name:       "envoy.access_loggers.extension_filters.cel",
+		ConfigType: &accesslogv3.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celv3.ExpressionFilter{Expression: "response.code_details == " + strconv.Quote(details)})},
+	}}}
+}
+
+func orFilter(fs ...*accesslogv3.AccessLogFilter) *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_OrFilter{OrFilter: &accesslogv3.OrFilter{Filters: fs}}}
+}
+
+func andFilter(fs ...*accesslogv3.AccessLogFilter) *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_AndFilter{AndFilter: &accesslogv3.AndFilter{Filters: fs}}}
 }
 
 func jsonFormat(m map[string]any) *corev3.SubstitutionFormatString {
