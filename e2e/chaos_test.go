@@ -515,3 +515,54 @@ func TestChaosRedisOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestChaosStreamNeverEnds: a provider starts an SSE stream and then
+// sends nothing more, never ending it. The route's per-try idle timeout
+// (1 s here) ends the attempt: the client's stream is terminated (it does
+// not hang until its own timeout) without a completion, and the next
+// request is served. The request's usage record says it did not complete.
+func TestChaosStreamNeverEnds(t *testing.T) {
+	root, _ := harness.ModuleRoot()
+	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.Replace(string(routes), "    api: chat_completions\n", "    api: chat_completions\n    per_try_idle_timeout: 1s\n", 1)
+	if short == string(routes) {
+		t.Fatal("routes.yaml has no chat route to shorten")
+	}
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": short}})
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultSlowStream, Delay: providersim.Duration(time.Hour), Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"never ends"}]}`))
+	req.Header.Set("Authorization", "Bearer "+demoKey)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	id := resp.Header.Get("X-Request-Id")
+	t.Logf("client saw %d, then %d bytes and %v after %v", resp.StatusCode, len(body), readErr, took.Round(time.Millisecond))
+	if took >= 60*time.Second {
+		t.Fatal("the stream was never terminated: the client's own timeout ended it")
+	}
+	if strings.Contains(string(body), "data: [DONE]") && readErr == nil {
+		t.Errorf("a stream the provider never ended was answered as complete:\n%s", body)
+	}
+	if m, err := served(t, s, "gpt-4o-mini", ""); err != nil || m != "gpt-4o-mini" {
+		t.Errorf("the next request: served by %q (%v)", m, err)
+	}
+	rec, ok := ledgerRecords(t, s)[id]
+	if !ok {
+		t.Fatalf("no usage record for %s", id)
+	}
+	t.Logf("usage record: status %d, error %q", rec.Status, rec.ErrorType)
+	if rec.Status == http.StatusOK && rec.ErrorType == "" {
+		t.Errorf("the cut stream is recorded as a success: %+v", rec)
+	}
+}
