@@ -6,7 +6,9 @@
 // among the keys issued at runtime through the admin API, which live in the
 // shared store; the key itself is never stored, logged or forwarded. A
 // runtime key is read from the store on every request, so a revocation
-// holds on every replica at once. A known key makes the caller its tenant
+// holds on every replica at once; a key the store does not know (or knows
+// revoked) is remembered as such for 30 seconds, so a client retrying with
+// a wrong key costs no store lookup per request. A known key makes the caller its tenant
 // (and app); anything else is refused with 401 in the OpenAI envelope. The
 // client's Authorization header is removed from the request before it can
 // reach a provider.
@@ -38,7 +40,8 @@ const storeTimeout = time.Second
 
 // Filter authenticates virtual keys.
 type Filter struct {
-	keys store.KeyRing // nil: policy keys only
+	keys    store.KeyRing // nil: policy keys only
+	unknown *unknownKeys  // nil: no negative cache
 }
 
 // New builds the auth filter; it takes no arguments.
@@ -49,6 +52,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	f := &Filter{}
 	if deps.Store != nil {
 		f.keys = deps.Store
+		f.unknown = newUnknownKeys(unknownKeysMax, time.Now)
 	}
 	return f, nil
 }
@@ -94,16 +98,24 @@ func invalidKey() error {
 	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided is not valid")
 }
 
+func revokedKey() error {
+	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided has been revoked")
+}
+
 // runtimeKey finds a key issued through the admin API.
 func (f *Filter) runtimeKey(ctx context.Context, p *policy.Policy, sum [32]byte) (*policy.Key, error) {
 	if f.keys == nil {
 		return nil, invalidKey()
+	}
+	if err := f.unknown.refusal(sum); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	rec, err := f.keys.Key(ctx, hex.EncodeToString(sum[:]))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		f.unknown.remember(sum, false)
 		return nil, invalidKey()
 	case errors.Is(err, store.ErrUnavailable):
 		return nil, filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "key_store_unavailable",
@@ -111,7 +123,8 @@ func (f *Filter) runtimeKey(ctx context.Context, p *policy.Policy, sum [32]byte)
 	case err != nil:
 		return nil, err
 	case rec.Revoked:
-		return nil, filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided has been revoked")
+		f.unknown.remember(sum, true)
+		return nil, revokedKey()
 	}
 	var tenant *policy.Tenant
 	for _, t := range p.Tenants {

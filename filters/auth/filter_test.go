@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
@@ -148,5 +150,82 @@ func TestKeyOf(t *testing.T) {
 	}
 	if k.Allows("m1") || !k.Allows("m2") {
 		t.Errorf("Allows: m1 %v, m2 %v; want false, true", k.Allows("m1"), k.Allows("m2"))
+	}
+}
+
+// counting is a key ring that counts its lookups.
+type counting struct {
+	store.KeyRing
+	lookups int
+}
+
+func (c *counting) Key(ctx context.Context, hash string) (store.KeyRecord, error) {
+	c.lookups++
+	return c.KeyRing.Key(ctx, hash)
+}
+
+// TestUnknownKeysCostOneLookup: a client retrying with a key the store does
+// not know, or knows revoked, costs one store lookup per 30 seconds, not
+// one per request, and still gets its 401; a known key is looked up every
+// time (its revocation must hold at once).
+func TestUnknownKeysCostOneLookup(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mem := store.NewMemory(store.Options{})
+	for _, h := range []string{store.HashKey("sk-runtime"), store.HashKey("sk-revoked")} {
+		if err := mem.PutKey(ctx, store.KeyRecord{Hash: h, Name: "k", Tenant: "acme", Created: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.RevokeKey(ctx, store.HashKey("sk-revoked")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 15, 13, 0, 0, 0, time.UTC)
+	ring := &counting{KeyRing: mem}
+	f := &Filter{keys: ring, unknown: newUnknownKeys(2, func() time.Time { return now })}
+	call := func(token string) *openai.Error {
+		x := &filters.Exchange{ID: "r", Policy: p, Header: filters.Headers{{Key: "authorization", Value: "Bearer " + token}}}
+		err := f.RequestHeaders(ctx, x)
+		if err == nil {
+			return nil
+		}
+		return filters.AsError(err, x.ID)
+	}
+	for _, tc := range []struct {
+		token       string
+		advance     time.Duration
+		wantLookups int
+		wantMessage string
+	}{
+		{"sk-nobody", 0, 1, "not valid"},
+		{"sk-nobody", 0, 1, "not valid"},
+		{"sk-nobody", 29 * time.Second, 1, "not valid"},
+		{"sk-revoked", 0, 2, "revoked"},
+		{"sk-revoked", 0, 2, "revoked"},
+		{"sk-nobody", 2 * time.Second, 3, "not valid"}, // 31 s on: looked up again
+		{"sk-runtime", 0, 4, ""},
+		{"sk-runtime", 0, 5, ""},
+	} {
+		now = now.Add(tc.advance)
+		e := call(tc.token)
+		switch {
+		case tc.wantMessage == "" && e != nil:
+			t.Fatalf("%s: refused: %v", tc.token, e)
+		case tc.wantMessage != "" && (e == nil || e.Status != 401 || !strings.Contains(e.Message, tc.wantMessage)):
+			t.Fatalf("%s: got %+v, want 401 %q", tc.token, e, tc.wantMessage)
+		}
+		if ring.lookups != tc.wantLookups {
+			t.Fatalf("%s: %d store lookups, want %d", tc.token, ring.lookups, tc.wantLookups)
+		}
+	}
+	// Bounded: with room for two, a third unknown key pushes the oldest out.
+	for _, k := range []string{"sk-a", "sk-b", "sk-c", "sk-a"} {
+		call(k)
+	}
+	if ring.lookups != 9 {
+		t.Errorf("%d lookups after four calls with three unknown keys in a cache of two; want 9", ring.lookups)
 	}
 }

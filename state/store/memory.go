@@ -13,9 +13,10 @@ import (
 // operation is a short critical section, so it gives the same atomicity as
 // the Redis scripts. State lives only as long as the process.
 type Memory struct {
-	clock     Clock
-	retention time.Duration
-	metrics   *Metrics
+	clock       Clock
+	retention   time.Duration
+	revokedKeys time.Duration
+	metrics     *Metrics
 
 	mu       sync.Mutex
 	buckets  map[string]memBucket
@@ -80,17 +81,18 @@ func NewMemory(o Options) *Memory {
 		clock = systemClock{}
 	}
 	return &Memory{
-		clock:     clock,
-		retention: o.retention(),
-		metrics:   o.Metrics,
-		buckets:   map[string]memBucket{},
-		windows:   map[memWindowKey]memWindow{},
-		counters:  map[string]*memCounter{},
-		resv:      map[string]map[string]*memReservation{},
-		live:      map[string]map[string]*memReservation{},
-		keys:      map[string]KeyRecord{},
-		health:    map[string]ProviderHealth{},
-		drills:    map[string]bool{},
+		clock:       clock,
+		retention:   o.retention(),
+		revokedKeys: o.revokedKeyRetention(),
+		metrics:     o.Metrics,
+		buckets:     map[string]memBucket{},
+		windows:     map[memWindowKey]memWindow{},
+		counters:    map[string]*memCounter{},
+		resv:        map[string]map[string]*memReservation{},
+		live:        map[string]map[string]*memReservation{},
+		keys:        map[string]KeyRecord{},
+		health:      map[string]ProviderHealth{},
+		drills:      map[string]bool{},
 	}
 }
 
@@ -478,6 +480,9 @@ func (m *Memory) Sweep(_ context.Context) (int, error) {
 			delete(m.counters, k)
 		}
 	}
+	for hash := range m.keys {
+		m.liveKey(hash) // deletes a record revoked longer ago than the retention
+	}
 	m.metrics.expiredN(n)
 	return n, nil
 }
@@ -489,7 +494,7 @@ func (m *Memory) PutKey(_ context.Context, rec KeyRecord) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	old := m.keys[rec.Hash]
+	old, _ := m.liveKey(rec.Hash)
 	rec = rec.normalised()
 	rec.Revoked, rec.RevokedAt = old.Revoked, old.RevokedAt
 	m.keys[rec.Hash] = rec
@@ -503,12 +508,24 @@ func (m *Memory) Key(_ context.Context, hash string) (KeyRecord, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec, ok := m.keys[hash]
+	rec, ok := m.liveKey(hash)
 	if !ok {
 		return KeyRecord{}, ErrNotFound
 	}
 	rec.Models = slices.Clone(rec.Models)
 	return rec, nil
+}
+
+// liveKey returns the record of hash unless there is none or it was
+// revoked longer ago than the retention, in which case it is deleted, as
+// Redis's expiry deletes it. Call with m.mu held.
+func (m *Memory) liveKey(hash string) (KeyRecord, bool) {
+	rec, ok := m.keys[hash]
+	if ok && rec.Revoked && !m.clock.Now().Before(rec.RevokedAt.Add(m.revokedKeys)) {
+		delete(m.keys, hash)
+		return KeyRecord{}, false
+	}
+	return rec, ok
 }
 
 // TenantKeys implements KeyRing.
@@ -519,8 +536,11 @@ func (m *Memory) TenantKeys(_ context.Context, tenant string) ([]KeyRecord, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []KeyRecord
-	for _, rec := range m.keys {
+	for hash, rec := range m.keys {
 		if rec.Tenant == tenant {
+			if _, ok := m.liveKey(hash); !ok {
+				continue
+			}
 			rec.Models = slices.Clone(rec.Models)
 			out = append(out, rec)
 		}
@@ -543,7 +563,7 @@ func (m *Memory) RevokeKey(_ context.Context, hash string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	rec, ok := m.keys[hash]
+	rec, ok := m.liveKey(hash)
 	if !ok {
 		return ErrNotFound
 	}

@@ -55,11 +55,12 @@ var (
 // server or a cluster client: every script's keys share one hash tag. See
 // README.md for the key layout and each script's contract.
 type Redis struct {
-	c         redis.UniversalClient
-	prefix    string
-	clock     Clock // nil: Redis TIME
-	retention time.Duration
-	metrics   *Metrics
+	c           redis.UniversalClient
+	prefix      string
+	clock       Clock // nil: Redis TIME
+	retention   time.Duration
+	revokedKeys time.Duration
+	metrics     *Metrics
 
 	// tenants remembers which tenants this process has added to the sweep
 	// index, to skip the extra round trip on later reservations.
@@ -72,7 +73,7 @@ func NewRedis(client redis.UniversalClient, o Options) *Redis {
 	if prefix == "" {
 		prefix = "sy"
 	}
-	return &Redis{c: client, prefix: prefix, clock: o.Clock, retention: o.retention(), metrics: o.Metrics}
+	return &Redis{c: client, prefix: prefix, clock: o.Clock, retention: o.retention(), revokedKeys: o.revokedKeyRetention(), metrics: o.Metrics}
 }
 
 // now is the time argument of every script: empty lets the script read the
@@ -434,7 +435,7 @@ func (r *Redis) RevokeKey(ctx context.Context, hash string) error {
 	if err := checkHash(hash); err != nil {
 		return err
 	}
-	n, err := keyRevokeScript.Run(ctx, r.c, []string{r.keyPrefix() + hash}, r.now()).Int64()
+	n, err := keyRevokeScript.Run(ctx, r.c, []string{r.keyPrefix() + hash}, r.now(), r.revokedKeys.Milliseconds()).Int64()
 	if err != nil {
 		return r.fail("revoke_key", err)
 	}

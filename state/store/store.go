@@ -89,7 +89,8 @@ type KeyRing interface {
 	// TenantKeys lists a tenant's records, oldest first.
 	TenantKeys(ctx context.Context, tenant string) ([]KeyRecord, error)
 	// RevokeKey marks the record revoked; revoking twice keeps the first time.
-	// An unknown hash is ErrNotFound.
+	// The record is deleted Options.RevokedKeyRetention after the first
+	// revocation. An unknown hash is ErrNotFound.
 	RevokeKey(ctx context.Context, hash string) error
 }
 
@@ -125,13 +126,28 @@ type Options struct {
 	// for idempotent commits and late commits (and so how long a spooled
 	// commit may wait). Default 48h.
 	Retention time.Duration
+	// RevokedKeyRetention is how long a revoked key's record stays (the
+	// admin API lists when it was revoked) before the store deletes it: a
+	// key revoked is never valid again, so its record need not live
+	// forever. Default 30 days.
+	RevokedKeyRetention time.Duration
 	// Prefix starts every Redis key. Default "sy". Memory ignores it.
 	Prefix string
 	// Metrics, when set, counts outages and expiries.
 	Metrics *Metrics
 }
 
-const defaultRetention = 48 * time.Hour
+const (
+	defaultRetention           = 48 * time.Hour
+	defaultRevokedKeyRetention = 30 * 24 * time.Hour
+)
+
+func (o Options) revokedKeyRetention() time.Duration {
+	if o.RevokedKeyRetention > 0 {
+		return o.RevokedKeyRetention
+	}
+	return defaultRevokedKeyRetention
+}
 
 func (o Options) retention() time.Duration {
 	if o.Retention > 0 {

@@ -1,4 +1,5 @@
--- Lists one tenant's key records in one consistent read.
+-- Lists one tenant's key records in one consistent read, and drops from
+-- the index the hashes whose records are gone (revoked and expired).
 -- KEYS[1] tenant index
 -- ARGV record key prefix
 -- returns {hash, rec, revoked, ...}; revoked is '' when not revoked
@@ -9,6 +10,8 @@ for _, h in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     out[#out + 1] = h
     out[#out + 1] = v[1]
     out[#out + 1] = v[2] or ''
+  else
+    redis.call('SREM', KEYS[1], h)
   end
 end
 return out
