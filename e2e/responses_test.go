@@ -7,10 +7,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // streamedResponse is what a Responses stream gave the client: the event
@@ -183,5 +188,93 @@ func TestResponsesStatefulRefused(t *testing.T) {
 				t.Errorf("error param %q code %q type %q message %q", apiErr.Param, apiErr.Code, apiErr.Type, apiErr.Message)
 			}
 		})
+	}
+}
+
+// TestResponsesAccountedLikeChat: a Responses request, whole or streamed,
+// is a ledger row of route responses with the tokens the client was told
+// and a price, is charged to its key's budget to the micro-dollar, and is
+// in the audit trail, as a chat request is; and the model list a
+// Responses client reads is OpenAI's.
+func TestResponsesAccountedLikeChat(t *testing.T) {
+	t.Parallel()
+	s := shared
+	code, b := admin(t, s, http.MethodPost, "/admin/keys", `{"tenant":"demo","name":"e2e-responses","budget_usd":{"daily":1}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("issuing a key: %d %s", code, b)
+	}
+	var issued struct{ Key string }
+	if err := json.Unmarshal(b, &issued); err != nil || issued.Key == "" {
+		t.Fatalf("issued %s", b)
+	}
+	c := client(s, issued.Key)
+
+	type sent struct {
+		id            string
+		stream        bool
+		input, output int64
+	}
+	var all []sent
+	var resp *http.Response
+	whole, err := c.Responses.New(context.Background(), responses.ResponseNewParams{
+		Model: "gpt-4o-mini", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("count me")},
+	}, option.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), false, whole.Usage.InputTokens, whole.Usage.OutputTokens})
+	sr := readResponseStream(t, c, responses.ResponseNewParams{
+		Model: "claude-3-5-haiku", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("count me streamed")},
+	}, option.WithResponseInto(&resp))
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), true, sr.final.Usage.InputTokens, sr.final.Usage.OutputTokens})
+
+	var rows map[string]ledger.Record
+	if err := eventually(15*time.Second, func() error {
+		rows = ledgerRecords(t, s)
+		for _, r := range all {
+			if _, ok := rows[r.id]; !ok {
+				return errNotYet
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the Responses requests never reached the ledger: %v", err)
+	}
+	var billed int64
+	for _, r := range all {
+		row := rows[r.id]
+		if row.Route != "responses" || row.Tenant != "demo" || row.KeyName != "e2e-responses" || row.Status != http.StatusOK || row.Stream != r.stream ||
+			row.InputTokens != r.input || row.OutputTokens != r.output || row.CostMicros <= 0 || row.ServedModel == "" {
+			t.Errorf("ledger row %+v; want route responses, the key, status 200, stream %v, %d and %d tokens and a price", row, r.stream, r.input, r.output)
+		}
+		billed += row.CostMicros
+	}
+
+	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
+	defer rc.Close()
+	line := store.BudgetLine{Scope: store.Scope{Tenant: "demo", Key: "e2e-responses"}, Period: store.Daily, Limit: 1_000_000}
+	var budget store.BudgetState
+	if err := eventually(30*time.Second, func() error {
+		budget, err = store.NewRedis(rc, store.Options{}).Budget(context.Background(), line)
+		if err != nil || budget.Reserved != 0 || budget.Spent != billed {
+			return errNotYet
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("the key's budget has %d micro-USD spent and %d reserved, the ledger bills %d", budget.Spent, budget.Reserved, billed)
+	}
+
+	for _, r := range all {
+		events := logLines(s, "extproc-0", func(m map[string]any) bool {
+			return m["kind"] == "audit" && m["msg"] == "request" && m["request_id"] == r.id
+		})
+		if len(events) != 1 || events[0]["route"] != "responses" || events[0]["key"] != "e2e-responses" || events[0]["prompt_sha256"] == "" {
+			t.Errorf("audit events of %s: %v; want one of route responses", r.id, events)
+		}
+	}
+
+	models, err := c.Models.List(context.Background())
+	if err != nil || len(models.Data) == 0 || models.Data[0].Object != "model" {
+		t.Errorf("models for a Responses client: %v, %v", models, err)
 	}
 }
