@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -55,9 +56,65 @@ type result struct {
 	LengthCurve   []float64
 
 	DecideMean, DecideP99 time.Duration
+	// The whole curve, held out: average performance gap recovered and
+	// the strong share for Frac, with 95 % bootstrap intervals over the
+	// benchmark's prompts; Gap is the classifier's APGR minus the length
+	// rule's on the same replicates.
+	APGR, LengthAPGR, Gap  interval
+	ShareCI, LengthShareCI interval
+	// At the shipped default threshold (complexity.medium_at 0.4): the
+	// held-out model's and the shipped (in-sample) model's operating
+	// points.
+	DefaultHeld, DefaultShipped operating
 	// HeldCurve is the held-out classifier's quality, as a share of the
 	// all-strong quality, at strong shares 0, 1/curvePoints, …, 1.
 	HeldCurve []float64
+}
+
+// interval is an estimate with its 95 % bootstrap interval.
+type interval struct{ Est, Lo, Hi float64 }
+
+// Bootstrap settings: replicates of each benchmark's prompts, drawn with a
+// fixed seed so the report is reproducible.
+const (
+	replicates = 1000
+	apgrSteps  = 100
+)
+
+// ShippedMediumAt is the route default (configs/policy): the threshold a
+// route without complexity settings routes at.
+const ShippedMediumAt = 0.4
+
+// bootstrap estimates the classifier's and the length rule's APGR and
+// strong share for Frac on b's prompts, resampling both on the same
+// prompts so that their difference is paired.
+func bootstrap(held, length sweep.Scored, res *result) {
+	share := func(s sweep.Scored) float64 {
+		p, _ := sweep.Cheapest(s.Curve(), s.Target(Frac)) // all-strong always reaches it
+		return p.Share
+	}
+	res.APGR.Est, res.LengthAPGR.Est = held.APGR(apgrSteps), length.APGR(apgrSteps)
+	res.Gap.Est = res.APGR.Est - res.LengthAPGR.Est
+	res.ShareCI.Est, res.LengthShareCI.Est = share(held), share(length)
+	rng := rand.New(rand.NewPCG(18, uint64(len(held.Scores))))
+	var apgr, lapgr, gap, sh, lsh []float64
+	for range replicates {
+		var idx []int
+		pick := func(n int) int { i := rng.IntN(n); idx = append(idx, i); return i }
+		h := held.Resample(pick)
+		k := 0
+		l := length.Resample(func(int) int { i := idx[k]; k++; return i })
+		a, la := h.APGR(apgrSteps), l.APGR(apgrSteps)
+		apgr, lapgr, gap = append(apgr, a), append(lapgr, la), append(gap, a-la)
+		sh, lsh = append(sh, share(h)), append(lsh, share(l))
+	}
+	for _, x := range []struct {
+		iv   *interval
+		vals []float64
+	}{{&res.APGR, apgr}, {&res.LengthAPGR, lapgr}, {&res.Gap, gap}, {&res.ShareCI, sh}, {&res.LengthShareCI, lsh}} {
+		slices.Sort(x.vals)
+		x.iv.Lo, x.iv.Hi = x.vals[len(x.vals)*25/1000], x.vals[len(x.vals)*975/1000-1]
+	}
 }
 
 // curvePoints is the resolution of the curve shipped with the classifier.
@@ -126,6 +183,9 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 	tl := sweep.Transfer(lengthTrain, Frac)
 	res.LengthT = operatingAt(charScores(b), tl, fmt.Sprintf("≥ %.0f chars", tl))
 
+	bootstrap(held, length, &res)
+	res.DefaultHeld = operatingAt(held, ShippedMediumAt, fmt.Sprintf("score ≥ %.1f", ShippedMediumAt))
+
 	res.Random = held.RandomShare(Frac)
 	var share float64
 	for _, s := range heldTrain {
@@ -146,6 +206,7 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 	if res.InSample, err = cheapest(in); err != nil {
 		return res, err
 	}
+	res.DefaultShipped = operatingAt(in, ShippedMediumAt, fmt.Sprintf("score ≥ %.1f", ShippedMediumAt))
 	res.InSampleCurve = readCurve(in)
 	res.LengthCurve = readCurve(length)
 	return res, nil

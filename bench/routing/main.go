@@ -19,6 +19,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	docs "github.com/switchyard/switchyard/bench/report"
@@ -73,6 +74,7 @@ func run(args []string, stdout io.Writer) error {
 		Machine:   docs.Machine(),
 		GoVersion: runtime.Version(),
 		Stale:     !sameModel(shipped, inSample),
+		Load:      loadAverage(),
 	}
 	for held, b := range benches {
 		loo, err := train.FitSelected(without(benches, held))
@@ -136,6 +138,21 @@ func writeCurve(path string, results []result) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// loadAverage is the machine's one-minute load average when the run
+// starts ("" where the system does not tell): the decision times are wall
+// times, which a busy shared machine stretches.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // sameModel reports whether the shipped model is the one training produces

@@ -18,7 +18,9 @@ var paperSaved = map[string]float64{"MT-Bench": 0.85, "GSM8K": 0.35, "MMLU": 0.4
 type report struct {
 	Date, Machine, GoVersion string
 	Stale                    bool
-	Results                  []result
+	// Load is the one-minute load average at the start of the run.
+	Load    string
+	Results []result
 }
 
 func (r report) render(w io.Writer) {
@@ -36,6 +38,8 @@ func (r report) render(w io.Writer) {
 	if r.Stale {
 		p("**Warning:** the shipped `model.json` differs from the model training produces now; run `go run ./bench/routing -update-model filters/router/complexity/model.json`.\n\n")
 	}
+
+	r.renderTruth(p)
 
 	p("### Held out: leave one benchmark out\n\n")
 	p("The classifier's model is trained on the other two benchmarks only (`bench/routing/train`, penalty chosen by cross-validation between those two). ")
@@ -75,11 +79,7 @@ func (r report) render(w io.Writer) {
 			if i == 0 {
 				name = res.Name
 			}
-			met := "no"
-			if row.op.Met {
-				met = "yes"
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, row.name, row.op.Label, pct(row.op.Share), pct(row.op.Quality), met, pct(1-row.op.Share), pct(savedUSD(row.op.Share)))
+			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, row.name, row.op.Label, pct(row.op.Share), pct(row.op.Quality), yesNo(row.op.Met), pct(1-row.op.Share), pct(savedUSD(row.op.Share)))
 		}
 	}
 
@@ -114,6 +114,9 @@ func (r report) render(w io.Writer) {
 
 	p("\n### Decision time\n\n")
 	p("Wall time of one routing decision per prompt in this run, single goroutine: the production router's `Decide` (filters/router) with a two-model policy priced as RouteLLM's pair and the cost-optimized strategy at the held-out threshold — request signals, rules, classifier, strategy and plan. Its choices are checked to equal the sweep's at that threshold. Go benchmarks: `go test -run '^$' -bench 'BenchmarkScore' -benchmem ./filters/router/complexity` (the classifier alone) and `-bench BenchmarkDecide ./filters/router` (50 models, 20 rules).\n\n")
+	if r.Load != "" {
+		p("The machine's one-minute load average when this run started: %s (on %s); wall times on a loaded shared machine are stretched accordingly, the Go benchmarks above are the better guide.\n\n", r.Load, r.Machine)
+	}
 	p("| Benchmark | Mean | p99 |\n|---|---:|---:|\n")
 	for _, res := range r.Results {
 		p("| %s | %s | %s |\n", res.Name, micros(res.DecideMean), micros(res.DecideP99))
@@ -124,4 +127,61 @@ func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
 func micros(d time.Duration) string {
 	return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
+}
+
+// renderTruth writes the whole-curve, held-out figures with their
+// bootstrap intervals, the shipped default's operating points, and the
+// verdict on issue 18's targets.
+func (r report) renderTruth(p func(string, ...any)) {
+	p("### The whole truth: held out, whole curve, 95 %% intervals\n\n")
+	p("Each benchmark is scored by a model trained on the other two only. APGR is the average performance gap recovered over the whole cost/quality curve (strong shares 0, 1 %%, …, 100 %%; random = 0.50); ")
+	p("\"strong share for 95 %%\" is the cheapest share of strong calls keeping 95 %% of all-strong quality. Brackets are 95 %% bootstrap intervals over the benchmark's prompts (%d replicates, fixed seed; the model is held fixed, so they measure the test set's sampling, not the training's). ", replicates)
+	p("\"Classifier − length\" is the classifier's APGR minus longest-prompt-first's on the same replicates. ")
+	p("These are RouteLLM's three public sets, the ones in the repository; the two code sets of issue 18's own measurement are not among them, so its figures there are not reproduced here.\n\n")
+	p("| Benchmark | n | APGR classifier | APGR length | Classifier − length | Strong share for 95 %%, classifier | Strong share for 95 %%, length |\n|---|---:|---|---|---|---|---|\n")
+	for _, res := range r.Results {
+		p("| %s | %d | %s | %s | %s | %s | %s |\n", res.Name, res.N, res.APGR.fmt(2), res.LengthAPGR.fmt(2), res.Gap.signed(), res.ShareCI.pct(), res.LengthShareCI.pct())
+	}
+	p("\n### At the shipped default\n\n")
+	p("A route without `complexity` settings routes at `medium_at` %.1f: with two models, a prompt goes to the strong model iff its score ≥ %.1f. ", ShippedMediumAt, ShippedMediumAt)
+	p("Held out: the model trained on the other two benchmarks; shipped: the production model, which has seen these prompts (in sample, so flattering).\n\n")
+	p("| Benchmark | Model | Strong share | Quality (of all-strong) | ≥ 95 %% | Calls saved |\n|---|---|---:|---:|---|---:|\n")
+	for _, res := range r.Results {
+		for i, row := range []struct {
+			name string
+			op   operating
+		}{{"held out", res.DefaultHeld}, {"shipped (in sample)", res.DefaultShipped}} {
+			name := ""
+			if i == 0 {
+				name = res.Name
+			}
+			p("| %s | %s | %s | %s | %s | %s |\n", name, row.name, pct(row.op.Share), pct(row.op.Quality), yesNo(row.op.Met), pct(1-row.op.Share))
+		}
+	}
+	apgrMet, beatsLength, defaultMet := true, true, true
+	for _, res := range r.Results {
+		apgrMet = apgrMet && res.APGR.Est >= 0.65
+		beatsLength = beatsLength && res.Gap.Lo > 0
+		defaultMet = defaultMet && res.DefaultHeld.Met
+	}
+	p("\nIssue 18's targets, held out: APGR ≥ 0.65 on every benchmark: **%s**; beats longest-prompt-first on every benchmark (the difference's interval above 0): **%s**; ≥ 95 %% of all-strong quality at the shipped default on every benchmark: **%s**.\n\n", yesNo(apgrMet), yesNo(beatsLength), yesNo(defaultMet))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func (iv interval) fmt(digits int) string {
+	return fmt.Sprintf("%.*f [%.*f, %.*f]", digits, iv.Est, digits, iv.Lo, digits, iv.Hi)
+}
+
+func (iv interval) signed() string {
+	return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", iv.Est, iv.Lo, iv.Hi)
+}
+
+func (iv interval) pct() string {
+	return fmt.Sprintf("%.1f %% [%.1f, %.1f]", 100*iv.Est, 100*iv.Lo, 100*iv.Hi)
 }

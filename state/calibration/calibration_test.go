@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/switchyard/switchyard/state/store"
+	"github.com/switchyard/switchyard/state/store/redistest"
 )
 
 // domains are score streams as different as real traffic gets: the
@@ -80,10 +83,36 @@ func TestStrongShareHoldsOnEveryDomain(t *testing.T) {
 
 // TestReplicasShareOneDistribution gives two replicas traffic of two
 // different domains: after a refresh both read thresholds off the merged
-// traffic, so the deployment's strong share is the one asked.
+// traffic, so the deployment's strong share is the one asked. The board
+// is the embedded store and a real Redis.
 func TestReplicasShareOneDistribution(t *testing.T) {
-	clk := &clock{t: time.Unix(1_800_000_000, 0)}
-	board := store.NewMemory(store.Options{Clock: clk})
+	for _, b := range []struct {
+		name  string
+		board func(t *testing.T, clk *clock) Board
+	}{
+		{"memory", func(_ *testing.T, clk *clock) Board { return store.NewMemory(store.Options{Clock: clk}) }},
+		{"redis", func(t *testing.T, clk *clock) Board {
+			srv, err := redistest.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+			t.Cleanup(func() { _ = c.Close() })
+			return store.NewRedis(c, store.Options{Clock: clk})
+		}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			clk := &clock{t: time.Unix(1_800_000_000, 0)}
+			testReplicas(t, clk, b.board(t, clk))
+		})
+	}
+}
+
+func testReplicas(t *testing.T, clk *clock, board Board) {
 	a, b := newTest("a", board, clk), newTest("b", board, clk)
 	const share = 0.3
 	for _, c := range []*Calibrator{a, b} {

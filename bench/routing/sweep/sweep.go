@@ -160,3 +160,38 @@ func (s Scored) RandomAt(share float64) Point {
 	weak, strong := s.Means()
 	return Point{Threshold: math.NaN(), Share: share, Quality: weak + share*(strong-weak)}
 }
+
+// APGR is the average performance gap recovered over the whole curve
+// (RouteLLM's metric): at strong shares 0, 1/steps, …, 1, the share of the
+// gap between the all-weak and the all-strong quality that a budget of
+// that many strong calls recovers, averaged. A random router scores 0.5,
+// an oracle close to 1. It is 0 when the two models are equally good.
+func (s Scored) APGR(steps int) float64 {
+	weak, strong := s.Means()
+	if strong == weak {
+		return 0
+	}
+	// One walk along the curve: QualityAt at each share, in order.
+	curve := s.Curve()
+	sum, j := 0.0, 0
+	for i := 0; i <= steps; i++ {
+		share := float64(i) / float64(steps)
+		for j+1 < len(curve) && curve[j+1].Share <= share+1e-12 {
+			j++
+		}
+		sum += (curve[j].Quality - weak) / (strong - weak)
+	}
+	return sum / float64(steps+1)
+}
+
+// Resample draws len(s) prompts of s with replacement, with the indices
+// pick returns: one bootstrap replicate.
+func (s Scored) Resample(pick func(n int) int) Scored {
+	n := len(s.Scores)
+	out := Scored{Scores: make([]float64, n), Outcomes: make([]Outcome, n)}
+	for i := range n {
+		j := pick(n)
+		out.Scores[i], out.Outcomes[i] = s.Scores[j], s.Outcomes[j]
+	}
+	return out
+}

@@ -138,3 +138,41 @@ func TestRandom(t *testing.T) {
 		t.Errorf("RandomAt(0.85).Quality: got %v, want 0.7125", got)
 	}
 }
+
+func TestAPGR(t *testing.T) {
+	outcomes := []Outcome{{0, 1}, {0, 1}, {1, 1}, {1, 1}}
+	tests := []struct {
+		name   string
+		scores []float64
+		want   float64
+	}{
+		// The two prompts the strong model alone gets right come first:
+		// the gap is closed at share 0.5 and stays closed.
+		{"oracle order", []float64{4, 3, 2, 1}, (0 + 0.5 + 1 + 1 + 1) / 5},
+		// They come last: nothing is recovered before share 0.75.
+		{"worst order", []float64{1, 2, 3, 4}, (0 + 0 + 0 + 0.5 + 1) / 5},
+		// All tied: nothing until everything is strong.
+		{"ties", []float64{1, 1, 1, 1}, 1.0 / 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Scored{Scores: tt.scores, Outcomes: outcomes}).APGR(4); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("APGR = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if got := (Scored{Scores: []float64{1, 2}, Outcomes: []Outcome{{1, 1}, {0, 0}}}).APGR(4); got != 0 {
+		t.Errorf("equal models: APGR = %v, want 0", got)
+	}
+}
+
+func TestResample(t *testing.T) {
+	s := Scored{Scores: []float64{1, 2, 3}, Outcomes: []Outcome{{0, 1}, {1, 0}, {1, 1}}}
+	picks := []int{2, 2, 0}
+	i := 0
+	r := s.Resample(func(n int) int { p := picks[i]; i++; return p })
+	want := Scored{Scores: []float64{3, 3, 1}, Outcomes: []Outcome{{1, 1}, {1, 1}, {0, 1}}}
+	if !cmp.Equal(r, want) {
+		t.Errorf("got %v, want %v", r, want)
+	}
+}
