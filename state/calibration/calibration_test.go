@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,6 +228,41 @@ func TestBadSketchIgnored(t *testing.T) {
 			t.Errorf("junk %x moved the threshold to %.3f", junk, th)
 		}
 	}
+}
+
+// TestConcurrentUse routes, refreshes and reloads at once (run with
+// -race): every threshold read is a valid score.
+func TestConcurrentUse(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	c := newTest("a", store.NewMemory(store.Options{}), clk)
+	c.Track("chat", Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 10})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			c.Refresh(ctx, time.Minute)
+			c.Track("chat", Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 10})
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 5000 {
+				c.Observe("chat", []string{"acme", "globex"}[r.IntN(2)], r.Float64())
+				if th, _ := c.Threshold("chat", "acme", 0.4, 10); !(th >= 0 && th <= 1.01) {
+					t.Errorf("threshold %v", th)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	<-done
 }
 
 // BenchmarkThreshold is the request path's share: a threshold lookup and
