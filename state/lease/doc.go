@@ -18,8 +18,8 @@
 // is admitted by the store, as it would be without this package.
 //
 // Bucket tokens and window counts taken by a lease are counted in the
-// store at once; a replica spends them for at most MaxAge (a bucket) or
-// until the window ends. What a lease did not spend is given back to a
+// store at once; a replica spends them until they go unused for Idle (a
+// bucket's tokens) or until the window ends. What a lease did not spend is given back to a
 // window when it is retired; bucket tokens have nothing to give back to
 // and lapse. docs/BUDGETS.md states the bound for each kind of limit.
 //

@@ -27,10 +27,13 @@ type Options struct {
 	// Tick is how often settlements are flushed and idle leases retired.
 	// Default 250ms.
 	Tick time.Duration
-	// MaxAge is how long a lease lends before it is replaced: the delay
-	// before another replica sees spend, and how long leased bucket tokens
-	// live. Default 1s.
+	// MaxAge is how long a budget lease lends before it is replaced: the
+	// delay before another replica sees spend. Default 1s.
 	MaxAge time.Duration
+	// Idle is how long a lease may go unused before it is retired: a
+	// budget lease's room and a window lease's counts go back to the
+	// store, a bucket lease's tokens lapse. Default 3s.
+	Idle time.Duration
 	// Batch is the most requests one lease is sized for. Default 256.
 	Batch int64
 	// Share: a lease takes at most 1/Share of what is left of a limit.
@@ -50,6 +53,9 @@ func (o *Options) defaults() {
 	if o.MaxAge <= 0 {
 		o.MaxAge = time.Second
 	}
+	if o.Idle <= 0 {
+		o.Idle = 3 * time.Second
+	}
 	if o.Batch <= 0 {
 		o.Batch = 256
 	}
@@ -68,7 +74,7 @@ func (o *Options) defaults() {
 }
 
 // callTimeout bounds each background store call.
-const callTimeout = 2 * time.Second
+const callTimeout = 5 * time.Second
 
 // Store answers admissions and settlements from leases and passes every
 // other call to the store it wraps.
@@ -489,7 +495,7 @@ func (s *Store) takeBudget(set *budgetSet) {
 		})
 		if err != nil {
 			// It may have landed: give it back rather than wait for its TTL.
-			s.bg.Go(func() { s.releaseLost(id) })
+			s.releaseLost(id)
 		}
 	}
 	now := s.o.Now()
@@ -526,8 +532,13 @@ func (s *Store) takeBudget(set *budgetSet) {
 	set.open = append(keep, l)
 }
 
+// releaseLost queues the release of a lease whose take failed in a way
+// that may have reached the store (a timeout): retired like an unused
+// lease, tried again every Tick while the store is unreachable.
 func (s *Store) releaseLost(id store.ReservationID) {
-	s.background(func(ctx context.Context) { _, _ = s.Store.Release(ctx, id) })
+	s.mu.Lock()
+	s.retiring = append(s.retiring, &budgetLease{id: id})
+	s.mu.Unlock()
 }
 
 // background makes one store call off the request path, bounded in time.
@@ -567,7 +578,7 @@ func (s *Store) takeTokens(l *bucketLease) {
 	}
 	l.tokens += n
 	l.n, l.used = n, 0
-	l.expires = now.Add(s.o.MaxAge)
+	l.expires = now.Add(s.o.Idle)
 }
 
 // takeWindow adds counts to a window lease: for each line Batch requests'
@@ -762,16 +773,17 @@ func (s *Store) flush(all bool) {
 	for k, set := range s.budgets {
 		keep := set.open[:0]
 		for _, l := range set.open {
-			idle := now.Sub(l.used) >= s.o.Tick && l.inflight == 0
+			idle := now.Sub(l.used) >= s.o.Idle && l.inflight == 0
 			if all || idle || now.Sub(l.taken) >= 4*s.o.MaxAge {
 				l.open = false
 				s.retiring = append(s.retiring, l)
 				continue
 			}
 			keep = append(keep, l)
-			if now.Sub(l.taken) >= s.o.MaxAge && !set.loading && len(set.open) > 0 {
-				// Replaced by a fresh lease, so spend reaches the store
-				// within about MaxAge.
+			if now.Sub(l.taken) >= s.o.MaxAge && l.used.After(l.taken) && !set.loading {
+				// A lease that lent is replaced by a fresh one, so spend
+				// reaches the store within about MaxAge; one that did not
+				// is left to go idle.
 				set.loading = true
 				s.bg.Go(func() { s.takeBudget(set) })
 			}
@@ -792,7 +804,7 @@ func (s *Store) flush(all bool) {
 	}
 	s.retiring = rest
 	for k, l := range s.buckets {
-		if all || (!l.loading && !now.Before(l.expires) && now.Sub(l.last) >= s.o.MaxAge) {
+		if all || (!l.loading && !now.Before(l.expires) && now.Sub(l.last) >= s.o.Idle) {
 			delete(s.buckets, k)
 		}
 	}
@@ -800,7 +812,7 @@ func (s *Store) flush(all bool) {
 		if l.loading && !all {
 			continue
 		}
-		if all || !now.Before(l.ends) || now.Sub(l.last) >= s.o.Tick {
+		if all || !now.Before(l.ends) || now.Sub(l.last) >= s.o.Idle {
 			if now.Before(l.ends) {
 				s.giveBackWindow(l)
 			}
@@ -860,7 +872,9 @@ func (s *Store) retire(l *budgetLease) {
 		} else {
 			s.o.Metrics.lease("spooled")
 		}
-	case spent > 0 && errors.Is(err, store.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable):
+		// Tried again next Tick: the room of an unused lease is held
+		// until then (or until its TTL, should the replica stop).
 		s.mu.Lock()
 		s.retiring = append(s.retiring, l)
 		s.mu.Unlock()
@@ -869,7 +883,8 @@ func (s *Store) retire(l *budgetLease) {
 		s.o.Metrics.lease("failed")
 		s.o.Log.Error("lease: committing a budget lease failed", "tenant", l.id.Tenant, "micro_usd", spent, "error", err.Error())
 	}
-	// An unused lease that could not be released expires by its TTL.
+	// A lease whose take never landed is unknown to the store: nothing to
+	// give back.
 	s.mu.Lock()
 	for _, id := range l.ids {
 		delete(s.holds, id)

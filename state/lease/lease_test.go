@@ -33,7 +33,7 @@ func (c *counting) Settle(ctx context.Context, s store.Settlement) (store.Settle
 
 // fast leases: short ticks so a test sees leases taken, rotated and retired.
 func fast(m *Metrics) Options {
-	return Options{Metrics: m, Tick: 10 * time.Millisecond, MaxAge: 50 * time.Millisecond}
+	return Options{Metrics: m, Tick: 10 * time.Millisecond, MaxAge: 50 * time.Millisecond, Idle: 30 * time.Millisecond}
 }
 
 func start(t *testing.T, inner store.Store, o Options) *Store {
@@ -320,7 +320,7 @@ func settle(actual int64) func(*Store, store.ReservationID) (store.Outcome, erro
 // what the bucket gave out: its burst plus its refill while the test ran.
 func TestBucketBound(t *testing.T) {
 	inner := store.NewMemory(store.Options{})
-	o := Options{Tick: 10 * time.Millisecond} // tokens live the default MaxAge
+	o := Options{Tick: 10 * time.Millisecond} // tokens live the default Idle
 	replicas := []*Store{start(t, inner, o), start(t, inner, o)}
 	b := store.Bucket{Name: "tenant:acme", ReplenishRate: 10, BurstCapacity: 500}
 	began := time.Now()
@@ -432,4 +432,33 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 	}
+}
+
+// TestIdleLeasesGoBack: once requests stop, a replica's leases go back
+// to the store by themselves (no Close): nothing stays reserved, and the
+// spend settled in them is committed.
+func TestIdleLeasesGoBack(t *testing.T) {
+	inner := store.NewMemory(store.Options{})
+	// Idle longer than MaxAge, as by default: a busy lease is replaced
+	// before an idle one is retired.
+	s := start(t, inner, Options{Tick: 5 * time.Millisecond, MaxAge: 20 * time.Millisecond, Idle: 100 * time.Millisecond})
+	var spent int64
+	for i := range 300 {
+		a := request(i, 100, 1_000_000_000, 50)
+		if _, err := s.Admit(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Settle(context.Background(), store.Settlement{ID: a.ID, Actual: 7}); err != nil {
+			t.Fatal(err)
+		}
+		spent += 7
+		if i%16 == 0 {
+			s.bg.Wait()
+		}
+	}
+	line := request(0, 0, 1_000_000_000, 0).Lines[0]
+	waitFor(t, func() bool {
+		b := budget(t, inner, line)
+		return b.Reserved == 0 && b.Spent == spent
+	})
 }
