@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -191,12 +193,12 @@ func TestResponsesStatefulRefused(t *testing.T) {
 	}
 }
 
-// TestResponsesAccountedLikeChat: a Responses request, whole or streamed,
-// is a ledger row of route responses with the tokens the client was told
-// and a price, is charged to its key's budget to the micro-dollar, and is
-// in the audit trail, as a chat request is; and the model list a
+// TestAgentRoutesAccountedLikeChat: a Responses or Messages request, whole
+// or streamed, is a ledger row of its route with the tokens its client was
+// told and a price, is charged to its key's budget to the micro-dollar,
+// and is in the audit trail, as a chat request is; and the model list a
 // Responses client reads is OpenAI's.
-func TestResponsesAccountedLikeChat(t *testing.T) {
+func TestAgentRoutesAccountedLikeChat(t *testing.T) {
 	t.Parallel()
 	s := shared
 	code, b := admin(t, s, http.MethodPost, "/admin/keys", `{"tenant":"demo","name":"e2e-responses","budget_usd":{"daily":1}}`)
@@ -210,7 +212,7 @@ func TestResponsesAccountedLikeChat(t *testing.T) {
 	c := client(s, issued.Key)
 
 	type sent struct {
-		id            string
+		id, route     string
 		stream        bool
 		input, output int64
 	}
@@ -222,11 +224,35 @@ func TestResponsesAccountedLikeChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all = append(all, sent{resp.Header.Get("X-Request-Id"), false, whole.Usage.InputTokens, whole.Usage.OutputTokens})
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), "responses", false, whole.Usage.InputTokens, whole.Usage.OutputTokens})
 	sr := readResponseStream(t, c, responses.ResponseNewParams{
 		Model: "claude-3-5-haiku", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("count me streamed")},
 	}, option.WithResponseInto(&resp))
-	all = append(all, sent{resp.Header.Get("X-Request-Id"), true, sr.final.Usage.InputTokens, sr.final.Usage.OutputTokens})
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), "responses", true, sr.final.Usage.InputTokens, sr.final.Usage.OutputTokens})
+
+	ac := anthropicClient(s, issued.Key)
+	msg, err := ac.Messages.New(context.Background(), anthropic.MessageNewParams{
+		Model: "gpt-4o-mini", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("count this message"))},
+	}, anthropicopt.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), "messages", false, msg.Usage.InputTokens, msg.Usage.OutputTokens})
+	stream := ac.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
+		Model: "claude-3-5-haiku", MaxTokens: 100,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("count this stream"))},
+	}, anthropicopt.WithResponseInto(&resp))
+	var acc anthropic.Message
+	for stream.Next() {
+		if err := acc.Accumulate(stream.Current()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, sent{resp.Header.Get("X-Request-Id"), "messages", true, acc.Usage.InputTokens, acc.Usage.OutputTokens})
 
 	var rows map[string]ledger.Record
 	if err := eventually(15*time.Second, func() error {
@@ -243,9 +269,9 @@ func TestResponsesAccountedLikeChat(t *testing.T) {
 	var billed int64
 	for _, r := range all {
 		row := rows[r.id]
-		if row.Route != "responses" || row.Tenant != "demo" || row.KeyName != "e2e-responses" || row.Status != http.StatusOK || row.Stream != r.stream ||
+		if row.Route != r.route || row.Tenant != "demo" || row.KeyName != "e2e-responses" || row.Status != http.StatusOK || row.Stream != r.stream ||
 			row.InputTokens != r.input || row.OutputTokens != r.output || row.CostMicros <= 0 || row.ServedModel == "" {
-			t.Errorf("ledger row %+v; want route responses, the key, status 200, stream %v, %d and %d tokens and a price", row, r.stream, r.input, r.output)
+			t.Errorf("ledger row %+v; want route %s, the key, status 200, stream %v, %d and %d tokens and a price", row, r.route, r.stream, r.input, r.output)
 		}
 		billed += row.CostMicros
 	}
@@ -268,8 +294,8 @@ func TestResponsesAccountedLikeChat(t *testing.T) {
 		events := logLines(s, "extproc-0", func(m map[string]any) bool {
 			return m["kind"] == "audit" && m["msg"] == "request" && m["request_id"] == r.id
 		})
-		if len(events) != 1 || events[0]["route"] != "responses" || events[0]["key"] != "e2e-responses" || events[0]["prompt_sha256"] == "" {
-			t.Errorf("audit events of %s: %v; want one of route responses", r.id, events)
+		if len(events) != 1 || events[0]["route"] != r.route || events[0]["key"] != "e2e-responses" || events[0]["prompt_sha256"] == "" {
+			t.Errorf("audit events of %s: %v; want one of route %s", r.id, events, r.route)
 		}
 	}
 
