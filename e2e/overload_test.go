@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/e2e/harness"
 )
 
 // flood sends chat requests for model from workers goroutines for d (at
@@ -63,8 +65,10 @@ func flood(s string, model string, workers int, d, timeout time.Duration, max in
 // every request is served by the model the client named.
 func TestFloodBlamesNoProvider(t *testing.T) {
 	s := startStack(t, defaultOptions())
+	peak := sampleMax(s.Replicas[0].ExtProcMetrics+"/metrics", "process_resident_memory_bytes", 200*time.Millisecond)
 	res := flood(s.URL, "gpt-4o-mini", 192, 4*time.Second, 80*time.Millisecond, 40_000)
-	t.Logf("flood: answered %v, %d given up by the client", res.byStatus, res.gaveUp)
+	t.Logf("flood: answered %v, %d given up by the client; ext_proc's resident memory peaked at %.0f MB (sampled every 200 ms)",
+		res.byStatus, res.gaveUp, peak()/(1<<20))
 	if res.gaveUp == 0 {
 		t.Fatal("no client gave up: the flood did not overload the gateway, so it proves nothing")
 	}
@@ -78,4 +82,28 @@ func TestFloodBlamesNoProvider(t *testing.T) {
 			t.Fatalf("request %d after the flood: served by %q (%v), want gpt-4o-mini", i, m, err)
 		}
 	}
+}
+
+// sampleMax reads a gauge at a metrics endpoint every interval from now
+// on; the function it returns stops sampling and gives the largest value
+// seen. It records a figure for the reliability table; it asserts nothing.
+func sampleMax(url, name string, interval time.Duration) func() float64 {
+	stop, done := make(chan struct{}), make(chan float64)
+	go func() {
+		most := 0.0
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if v, err := harness.MetricSum(url, name); err == nil {
+				most = max(most, v)
+			}
+			select {
+			case <-stop:
+				done <- most
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 { close(stop); return <-done }
 }
