@@ -34,6 +34,11 @@ type ChatRequest struct {
 	ReasoningEffort     string             `json:"reasoning_effort,omitempty"`
 	ServiceTier         string             `json:"service_tier,omitempty"`
 	Metadata            map[string]string  `json:"metadata,omitempty"`
+	// WebSearchOptions and Audio ask for features priced apart from
+	// tokens (a fee per search, audio tokens); they are only read to be
+	// refused.
+	WebSearchOptions json.RawMessage `json:"web_search_options,omitempty"`
+	Audio            json.RawMessage `json:"audio,omitempty"`
 }
 
 // OutputCap returns the client's output token cap: max_completion_tokens

@@ -136,8 +136,17 @@ func checkRanges(r *ChatRequest) *Error {
 	default:
 		return bad("service_tier", "service_tier must be \"auto\" or \"default\": other tiers are priced differently from what this gateway's budgets account for")
 	}
+	if present(r.WebSearchOptions) {
+		return bad("web_search_options", "web search is not available through this gateway: it is priced per search, which this gateway's budgets do not account for")
+	}
+	if present(r.Audio) {
+		return bad("audio", "audio output is not available through this gateway: audio tokens are priced apart from what this gateway's budgets account for")
+	}
 	return nil
 }
+
+// present reports whether an optional member was sent with a value.
+func present(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
 
 // decodeError explains a JSON decoding failure without echoing the body.
 func decodeError(err error) *Error {

@@ -55,6 +55,9 @@ func TestParseChatRequest(t *testing.T) {
 		{"default service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"default"}`, "", ""},
 		{"priority service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"priority"}`, "invalid_value", "service_tier"},
 		{"flex service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"flex"}`, "invalid_value", "service_tier"},
+		{"web search", `{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`, "invalid_value", "web_search_options"},
+		{"audio output", `{"model":"m","messages":[{"role":"user","content":"hi"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"}}`, "invalid_value", "audio"},
+		{"audio null", `{"model":"m","messages":[{"role":"user","content":"hi"}],"audio":null}`, "", ""},
 		{"stream options without a stream", `{"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`, "invalid_value", "stream_options"},
 	}
 	for _, tt := range tests {

@@ -81,12 +81,10 @@ func refuseUnmodelled(raw []byte) *openai.Error {
 		return nil
 	}
 	var extra struct {
-		Functions        json.RawMessage `json:"functions"`
-		FunctionCall     json.RawMessage `json:"function_call"`
-		Audio            json.RawMessage `json:"audio"`
-		Prediction       json.RawMessage `json:"prediction"`
-		WebSearchOptions json.RawMessage `json:"web_search_options"`
-		Modalities       []string        `json:"modalities"`
+		Functions    json.RawMessage `json:"functions"`
+		FunctionCall json.RawMessage `json:"function_call"`
+		Prediction   json.RawMessage `json:"prediction"`
+		Modalities   []string        `json:"modalities"`
 	}
 	if json.Unmarshal(raw, &extra) != nil {
 		return nil // the parser has accepted the body; odd shapes here are not ours to judge
@@ -97,12 +95,8 @@ func refuseUnmodelled(raw []byte) *openai.Error {
 		return refuse("functions", "the deprecated functions parameter is not supported for this model; use tools")
 	case set(extra.FunctionCall):
 		return refuse("function_call", "the deprecated function_call parameter is not supported for this model; use tool_choice")
-	case set(extra.Audio):
-		return refuse("audio", "audio output is not supported for this model")
 	case set(extra.Prediction):
 		return refuse("prediction", "predicted outputs are not supported for this model")
-	case set(extra.WebSearchOptions):
-		return refuse("web_search_options", "web search is not supported for this model")
 	}
 	for _, m := range extra.Modalities {
 		if m != "text" {

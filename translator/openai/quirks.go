@@ -120,8 +120,8 @@ var dialects = map[Dialect]quirks{
 			"user": dropParam, "store": dropParam, "service_tier": dropParam, "prompt_cache_key": dropParam,
 			"safety_identifier": dropParam, "reasoning_effort": dropParam, "verbosity": dropParam,
 			"logit_bias": refuseParam, "logprobs": refuseParam, "top_logprobs": refuseParam,
-			"modalities": refuseParam, "audio": refuseParam, "web_search_options": refuseParam,
-			"functions": refuseParam, "function_call": refuseParam,
+			"modalities": refuseParam,
+			"functions":  refuseParam, "function_call": refuseParam,
 		}
 	}),
 	DialectDeepSeek: with(compatible, func(q *quirks) {
