@@ -16,7 +16,7 @@ export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 
 .PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench bench-routing \
-        fmt lint fuzz golden check-config precommit clean chaos
+        fmt lint fuzz golden check-config precommit clean chaos soak
 
 all: build
 
@@ -85,6 +85,11 @@ test-e2e: deps build
 ## chaos: the fault cases of docs/RELIABILITY.md on real processes (also part of test-e2e)
 chaos: deps build
 	$(GO) test -count=1 -timeout 10m -v -run 'TestChaos|TestFloodBlamesNoProvider' ./e2e
+
+## soak: 10 minutes of steady traffic with a flapping provider (not part of make test)
+SOAK ?= 10m
+soak: deps build
+	SWITCHYARD_SOAK=$(SOAK) $(GO) test -count=1 -timeout 30m -v -run '^TestSoak$$' ./e2e
 
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
 bench: deps build
