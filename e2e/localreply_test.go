@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
@@ -41,22 +37,7 @@ func anthropicEnvelope(body string) (string, error) {
 // OpenAI's.
 func TestMessagesLocalRepliesInAnthropicEnvelope(t *testing.T) {
 	t.Parallel()
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := regexp.MustCompile(`(?m)^  local_rate_limit: .*$`).ReplaceAllString(string(gw),
-		"  local_rate_limit: {requests_per_second: 10000, burst: 10000, per_client: {requests_per_second: 1, burst: 3}}")
-	if small == string(gw) {
-		t.Fatal("configs/local/gateway.yaml has no local_rate_limit line to replace")
-	}
-	o := defaultOptions()
-	o.Overlay = map[string]string{"gateway.yaml": small}
-	s := startStack(t, o)
+	s := startStack(t, withLocalRateLimit(t, "{requests_per_second: 10000, burst: 10000, per_client: {requests_per_second: 1, burst: 3}}"))
 	c := anthropicClient(s, demoKey)
 	ask := func(model string) error {
 		_, err := c.Messages.New(context.Background(), anthropic.MessageNewParams{

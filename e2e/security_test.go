@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -93,22 +91,7 @@ func TestHeaderWithUnderscoreIsRefused(t *testing.T) {
 // listener's and the other tenant got 429).
 func TestOneClientFloodingDoesNotStarveAnother(t *testing.T) {
 	t.Parallel()
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := regexp.MustCompile(`(?m)^  local_rate_limit: .*$`).ReplaceAllString(string(gw),
-		"  local_rate_limit: {requests_per_second: 20, burst: 20, per_client: {requests_per_second: 5, burst: 5}}")
-	if small == string(gw) {
-		t.Fatal("configs/local/gateway.yaml has no local_rate_limit line to replace")
-	}
-	o := defaultOptions()
-	o.Overlay = map[string]string{"gateway.yaml": small}
-	s := startStack(t, o)
+	s := startStack(t, withLocalRateLimit(t, "{requests_per_second: 20, burst: 20, per_client: {requests_per_second: 5, burst: 5}}"))
 
 	flood := func(stop <-chan struct{}, codes chan<- int) {
 		for {
