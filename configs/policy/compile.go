@@ -704,6 +704,22 @@ func (c *compiler) auto(src source, d string, a *AutoSpec, thresholds bool) *Aut
 			c.at(src, d, "routing.auto.min_samples", "must be between 10 and 1000000")
 		}
 	}
+	if j := a.Adjust; j != nil {
+		out.Adjust = &Adjust{Min: j.Min, Max: j.Max, QualityBar: j.QualityBar}
+		if out.Adjust.QualityBar == 0 {
+			out.Adjust.QualityBar = a.QualityTarget
+		}
+		switch {
+		case j.Min < 0 || j.Max > 1 || j.Min >= j.Max:
+			c.at(src, d, "routing.auto.adjust", "needs 0 <= min < max <= 1 (the bounds of the strong share); got min %g, max %g", j.Min, j.Max)
+		case a.StrongShareMax != 0 && (a.StrongShareMax < j.Min || a.StrongShareMax > j.Max):
+			c.at(src, d, "routing.auto.adjust", "bounds [%g, %g] must hold strong_share_max %g", j.Min, j.Max, a.StrongShareMax)
+		case j.QualityBar == 0 && a.QualityTarget == 0:
+			c.at(src, d, "routing.auto.adjust.quality_bar", "is needed with strong_share_max: the mean rating (0..1) weak-model answers should reach")
+		case j.QualityBar < 0 || j.QualityBar >= 1:
+			c.at(src, d, "routing.auto.adjust.quality_bar", "must be between 0 and 1 (exclusive); got %g", j.QualityBar)
+		}
+	}
 	return out
 }
 

@@ -308,6 +308,14 @@ type Auto struct {
 	QualityTarget float64
 	Window        time.Duration
 	MinSamples    int
+	// Adjust, when set, lets feedback move the strong share.
+	Adjust *Adjust
+}
+
+// Adjust bounds the strong share feedback may set, and the mean rating
+// weak-model answers are held to.
+type Adjust struct {
+	Min, Max, QualityBar float64
 }
 
 // Auto-routing defaults.

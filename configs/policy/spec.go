@@ -286,6 +286,19 @@ type AutoSpec struct {
 	// its own distribution is trusted (default 200); until then the
 	// route's, and before that the shipped calibration, is used.
 	MinSamples int `yaml:"min_samples"`
+	// Adjust lets ratings of weak-model answers (POST /v1/feedback) move
+	// the strong share within bounds; nil keeps it where it was asked.
+	Adjust *AdjustSpec `yaml:"adjust"`
+}
+
+// AdjustSpec bounds how far feedback may move an auto route's strong
+// share, and the quality its weak-model answers are held to.
+type AdjustSpec struct {
+	Min float64 `yaml:"min"`
+	Max float64 `yaml:"max"`
+	// QualityBar is the mean rating (0..1) weak-model answers should
+	// reach; it defaults to the route's quality_target.
+	QualityBar float64 `yaml:"quality_bar"`
 }
 
 // RuleSpec sends requests matching When to the RouteTo models.

@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
 )
@@ -31,6 +32,7 @@ const maxRequestID = 128
 // Filter records ratings.
 type Filter struct {
 	src     report.Source
+	cal     *calibration.Calibrator // nil: no auto route learns from ratings
 	now     func() time.Time
 	metrics *metrics
 }
@@ -59,7 +61,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
+	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
 }
 
 // Name implements [filters.Filter].
@@ -171,12 +173,22 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	}
 	f.metrics.ratings.WithLabelValues(rec.Route, tenant, model).Inc()
 	f.metrics.score.WithLabelValues(rec.Route, tenant, model).Add(score)
+	if f.cal != nil && weakAnswer(&rec) {
+		f.cal.Rate(rec.Route, score)
+	}
 	body, err := json.Marshal(Answer{Object: "feedback", RequestID: id, Score: score, Route: rec.Route, Model: rec.Model()})
 	if err != nil {
 		return err
 	}
 	x.Respond(http.StatusOK, body)
 	return nil
+}
+
+// weakAnswer tells an auto-routed answer a model cheaper than the
+// route's strongest gave: the answers whose ratings say whether the
+// router may keep sending that many requests to weaker models.
+func weakAnswer(r *ledger.Record) bool {
+	return r.StrongCostMicros > 0 && r.CostMicros < r.StrongCostMicros && r.Status < http.StatusBadRequest
 }
 
 var (

@@ -3,7 +3,9 @@ package feedback
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/ledgertest"
 )
@@ -165,5 +168,57 @@ func TestOnlyTheTenantThatAskedMayRate(t *testing.T) {
 	}
 	if s := testutil.ToFloat64(f.metrics.score.WithLabelValues("chat", "acme", "gpt")); s != 0.75 {
 		t.Errorf("score sum: %v, want 0.75 (0 + 0.75)", s)
+	}
+}
+
+// TestWeakAnswersTeachTheRouter: ratings of auto-routed answers a cheaper
+// model gave reach the calibrator of routing.auto.adjust (thumbs down on
+// them raise the route's strong share at the next refresh); ratings of
+// answers the strongest model gave, of requests that named their model,
+// or of failures do not.
+func TestWeakAnswersTeachTheRouter(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		rec  ledger.Record
+		weak bool
+	}{
+		{"auto, cheaper model", ledger.Record{Status: 200, CostMicros: 10, StrongCostMicros: 90}, true},
+		{"auto, the strongest model", ledger.Record{Status: 200, CostMicros: 90, StrongCostMicros: 90}, false},
+		{"model named by the client", ledger.Record{Status: 200, CostMicros: 10}, false},
+		{"auto, failed", ledger.Record{Status: 502, StrongCostMicros: 90}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := weakAnswer(&tt.rec); got != tt.weak {
+				t.Fatalf("weakAnswer = %v, want %v", got, tt.weak)
+			}
+			db, w := ledgertest.WithWriter(t)
+			cal := calibration.New("a", nil, nil, nil)
+			cal.Track("chat", calibration.Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 200, Adjust: &calibration.Adjust{Min: 0.3, Max: 0.6, Bar: 0.9}})
+			fl, err := New(policy.FilterRef{Name: "feedback"}, filters.Deps{Policy: p, Ledger: w, Usage: db, Metrics: prometheus.NewRegistry(), Calibration: cal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := fl.(*Filter)
+			for i := range 30 {
+				rec := tt.rec
+				rec.RequestID, rec.Time, rec.Tenant, rec.Route, rec.ServedModel = "r"+strconv.Itoa(i), ledgertest.T0, "acme", "chat", "gpt"
+				w.Write(rec)
+				x := &filters.Exchange{ID: "fb", Policy: p, Route: p.Routes[0], Method: http.MethodPost, Path: "/v1/feedback",
+					Body: []byte(`{"request_id":"` + rec.RequestID + `","thumbs":"down"}`), Caller: filters.Caller{Tenant: p.Tenants[0]}}
+				if err := f.RequestBody(context.Background(), x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cal.Refresh(context.Background(), time.Minute)
+			got := cal.Share("chat", 0.4)
+			if want := map[bool]float64{true: 0.41, false: 0.4}[tt.weak]; math.Abs(got-want) > 1e-9 {
+				t.Errorf("strong share after 30 thumbs down: %g, want %g", got, want)
+			}
+		})
 	}
 }

@@ -82,19 +82,7 @@ func TestAutoRouteLearnsPerTenant(t *testing.T) {
 			i, i+2, strings.Repeat("Therefore, if the premise holds, derive the bound exactly. ", i%9)))
 	}
 	acme, beta := p.Tenants[0], p.Tenants[1]
-	route := func(tenant *policy.Tenant, prompts []string) float64 {
-		strong := 0
-		for _, text := range prompts {
-			d, e := r.Decide(&Query{Chat: chat(t, userMsg("auto", text)), Tenant: tenant})
-			if e != nil {
-				t.Fatal(e)
-			}
-			if d.Plan[0].Name == "strong" {
-				strong++
-			}
-		}
-		return float64(strong) / float64(len(prompts))
-	}
+	route := func(tenant *policy.Tenant, prompts []string) float64 { return strongShareOf(t, r, tenant, prompts) }
 	route(acme, easy[:100])
 	route(beta, hard[:100])
 	cal.Refresh(context.Background(), time.Minute)
@@ -107,6 +95,52 @@ func TestAutoRouteLearnsPerTenant(t *testing.T) {
 			t.Errorf("%s: strong share %.3f, want 0.5 ± 0.1", tc.name, got)
 		}
 	}
+}
+
+// TestFeedbackMovesTheRoutersShare: on a route with routing.auto.adjust,
+// bad ratings of weak answers send more of the same traffic to the strong
+// model, up to the policy's max and no further.
+func TestFeedbackMovesTheRoutersShare(t *testing.T) {
+	cal := calibration.New("r1", nil, nil, nil)
+	r, p := autoRouter(t, "{strong_share_max: 0.3, min_samples: 20, adjust: {min: 0.2, max: 0.6, quality_bar: 0.9}}", WithCalibration(cal))
+	var prompts []string
+	for i := range 400 {
+		prompts = append(prompts, fmt.Sprintf("Question %d: %s explain %s", i, strings.Repeat("why does it hold ", i%11), strings.Repeat("step by step ", i%5)))
+	}
+	route := func(prompts []string) float64 { return strongShareOf(t, r, p.Tenants[0], prompts) }
+	route(prompts[:200])
+	cal.Refresh(context.Background(), time.Minute)
+	before := route(prompts[200:])
+	for range 100 {
+		cal.Rate("chat", 0)
+	}
+	for range 60 {
+		cal.Refresh(context.Background(), time.Minute)
+	}
+	if got := cal.Share("chat", 0.3); got != 0.6 {
+		t.Fatalf("share after sustained bad ratings %g, want the max 0.6", got)
+	}
+	after := route(prompts[200:])
+	if before > 0.4 || after < 0.5 || after > 0.7 {
+		t.Errorf("strong share %.3f before bad ratings (asked 0.3), %.3f after (max 0.6)", before, after)
+	}
+}
+
+// strongShareOf routes each prompt for tenant and returns the share whose
+// first choice was the strong model.
+func strongShareOf(t *testing.T, r *Router, tenant *policy.Tenant, prompts []string) float64 {
+	t.Helper()
+	strong := 0
+	for _, text := range prompts {
+		d, e := r.Decide(&Query{Chat: chat(t, userMsg("auto", text)), Tenant: tenant})
+		if e != nil {
+			t.Fatal(e)
+		}
+		if d.Plan[0].Name == "strong" {
+			strong++
+		}
+	}
+	return float64(strong) / float64(len(prompts))
 }
 
 // BenchmarkDecideCalibrated is BenchmarkDecide on an auto route whose

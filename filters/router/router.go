@@ -137,7 +137,11 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 		}
 		rt.auto = &autoTarget{cal: o.cal, strong: share, complex: share / 2, minSamples: a.MinSamples}
 		if o.cal != nil {
-			o.cal.Track(r.Name, calibration.Target{Share: share, HalfLife: a.Window, MinSamples: a.MinSamples})
+			t := calibration.Target{Share: share, HalfLife: a.Window, MinSamples: a.MinSamples}
+			if j := a.Adjust; j != nil {
+				t.Adjust = &calibration.Adjust{Min: j.Min, Max: j.Max, Bar: j.QualityBar}
+			}
+			o.cal.Track(r.Name, t)
 		}
 	}
 	return rt, nil
@@ -163,8 +167,10 @@ func (r *Router) levels(q *Query) (medium, complex float64) {
 		return 1 - a.strong, 1 - a.complex
 	}
 	t := tenantName(q.Tenant)
-	medium, _ = a.cal.Threshold(r.route.Name, t, a.strong, a.minSamples)
-	complex, _ = a.cal.Threshold(r.route.Name, t, a.complex, a.minSamples)
+	// Feedback may have moved the route's share (routing.auto.adjust).
+	strong := a.cal.Share(r.route.Name, a.strong)
+	medium, _ = a.cal.Threshold(r.route.Name, t, strong, a.minSamples)
+	complex, _ = a.cal.Threshold(r.route.Name, t, strong/2, a.minSamples)
 	return medium, max(complex, medium)
 }
 

@@ -3,6 +3,7 @@ package calibration
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"math"
@@ -45,6 +46,8 @@ type Target struct {
 	// MinSamples is the decayed count a tenant (or route) needs before
 	// its own distribution is used.
 	MinSamples int
+	// Adjust, when set, lets ratings of weak-model answers move Share.
+	Adjust *Adjust
 }
 
 // Key names a series: a route and a tenant ("" is the route as a whole).
@@ -61,9 +64,20 @@ type Calibrator struct {
 	mu     sync.RWMutex
 	series map[Key]*series
 	routes map[string]Target
+	shares map[string]*adjusted
 
 	threshold *prometheus.GaugeVec
 	samples   *prometheus.GaugeVec
+	share     *prometheus.GaugeVec
+}
+
+// adjusted is the strong share of a route whose target may be moved by
+// feedback.
+type adjusted struct {
+	base  float64       // the share the policy asked for
+	share atomic.Uint64 // math.Float64bits of the share in force
+	mu    sync.Mutex
+	local evidence // this replica's ratings
 }
 
 // series is one route and tenant's distribution.
@@ -86,7 +100,7 @@ type view struct {
 func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logger) *Calibrator {
 	c := &Calibrator{
 		replica: replica, board: board, now: time.Now, log: log,
-		series: map[Key]*series{}, routes: map[string]Target{},
+		series: map[Key]*series{}, routes: map[string]Target{}, shares: map[string]*adjusted{},
 		threshold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchyard_routing_calibrated_threshold",
 			Help: "Complexity score at or above which a request goes to the strong models, read from the route's and tenant's recent traffic (tenant \"\": the whole route).",
@@ -95,12 +109,16 @@ func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logge
 			Name: "switchyard_routing_calibration_samples",
 			Help: "Decayed count of recent complexity scores behind a route's and tenant's calibration, over every replica.",
 		}, []string{"route", "tenant"}),
+		share: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchyard_routing_strong_share",
+			Help: "Share of an auto route's requests meant for the stronger models, as ratings of weak-model answers have moved it within the policy's bounds.",
+		}, []string{"route"}),
 	}
 	if log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	if reg != nil {
-		reg.MustRegister(c.threshold, c.samples)
+		reg.MustRegister(c.threshold, c.samples, c.share)
 	}
 	return c
 }
@@ -109,8 +127,52 @@ func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logge
 // implied for routes a new policy drops by Retain.
 func (c *Calibrator) Track(route string, t Target) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.routes[route] = t
-	c.mu.Unlock()
+	if t.Adjust == nil {
+		delete(c.shares, route)
+		c.share.DeleteLabelValues(route)
+		return
+	}
+	a := c.shares[route]
+	if a == nil || a.base != t.Share {
+		// A new target starts from what was asked; a reload that keeps
+		// it keeps what feedback learnt, within the new bounds.
+		a = &adjusted{base: t.Share, local: evidence{decayedAt: c.now()}}
+		a.share.Store(math.Float64bits(t.Share))
+		c.shares[route] = a
+	}
+	cur := math.Float64frombits(a.share.Load())
+	a.share.Store(math.Float64bits(min(max(cur, t.Adjust.Min), t.Adjust.Max)))
+}
+
+// Share is the strong share in force on route: base, unless feedback
+// has moved it (request path: a read lock and an atomic load).
+func (c *Calibrator) Share(route string, base float64) float64 {
+	c.mu.RLock()
+	a := c.shares[route]
+	c.mu.RUnlock()
+	if a == nil {
+		return base
+	}
+	return math.Float64frombits(a.share.Load())
+}
+
+// Rate records the rating (0..1) of an answer a weaker model gave on an
+// auto route; routes whose share is not adjusted ignore it.
+func (c *Calibrator) Rate(route string, score float64) {
+	if !(score >= 0 && score <= 1) {
+		return
+	}
+	c.mu.RLock()
+	a := c.shares[route]
+	c.mu.RUnlock()
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.local.add(score)
+	a.mu.Unlock()
 }
 
 // Retain forgets every route not in keep, with its series.
@@ -120,6 +182,8 @@ func (c *Calibrator) Retain(keep []string) {
 	for r := range c.routes {
 		if !slices.Contains(keep, r) {
 			delete(c.routes, r)
+			delete(c.shares, r)
+			c.share.DeleteLabelValues(r)
 		}
 	}
 	for k := range c.series {
@@ -240,6 +304,10 @@ func (c *Calibrator) Refresh(ctx context.Context, ttl time.Duration) {
 	for r, t := range c.routes {
 		targets[r] = t
 	}
+	shares := make(map[string]*adjusted, len(c.shares))
+	for r, a := range c.shares {
+		shares[r] = a
+	}
 	c.mu.RUnlock()
 	slices.SortFunc(keys, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Tenant, b.Tenant)) })
 
@@ -264,6 +332,60 @@ func (c *Calibrator) Refresh(ctx context.Context, ttl time.Duration) {
 			c.publishView(Key{route, ""}, s, sk, targets[route])
 		}
 	}
+	for route, a := range shares {
+		if t := targets[route]; t.Adjust != nil {
+			c.adjust(ctx, route, a, t, now, ttl)
+		}
+	}
+}
+
+// adjust decays this replica's ratings of a route, shares them, and
+// moves the route's strong share one step on every replica's.
+func (c *Calibrator) adjust(ctx context.Context, route string, a *adjusted, t Target, now time.Time, ttl time.Duration) {
+	a.mu.Lock()
+	a.local.decay(now, t.HalfLife)
+	good, bad := a.local.good, a.local.bad
+	a.mu.Unlock()
+	if c.board != nil {
+		name := "routing-feedback:" + route
+		if err := c.board.PutSketch(ctx, name, c.replica, encodeEvidence(good, bad), ttl); err != nil && ctx.Err() == nil {
+			c.log.Warn("sharing a route's feedback failed", slog.String("route", route), slog.String("error", err.Error()))
+		}
+		others, err := c.board.Sketches(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			c.log.Warn("reading routes' feedback failed", slog.String("route", route), slog.String("error", err.Error()))
+		}
+		for replica, data := range others {
+			if replica == c.replica {
+				continue
+			}
+			g, b, ok := decodeEvidence(data)
+			if !ok {
+				c.log.Warn("a replica's feedback is unreadable", slog.String("route", route), slog.String("replica", replica))
+				continue
+			}
+			good, bad = good+g, bad+b
+		}
+	}
+	s := nextShare(math.Float64frombits(a.share.Load()), good, bad, *t.Adjust)
+	a.share.Store(math.Float64bits(s))
+	c.share.WithLabelValues(route).Set(s)
+}
+
+// encodeEvidence writes a replica's decayed ratings for the board.
+func encodeEvidence(good, bad float64) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(good))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(bad))
+}
+
+func decodeEvidence(data []byte) (good, bad float64, ok bool) {
+	if len(data) != 16 {
+		return 0, 0, false
+	}
+	good = math.Float64frombits(binary.LittleEndian.Uint64(data))
+	bad = math.Float64frombits(binary.LittleEndian.Uint64(data[8:]))
+	valid := func(x float64) bool { return x >= 0 && !math.IsInf(x, 0) }
+	return good, bad, valid(good) && valid(bad)
 }
 
 // refreshSeries decays the local sketch, shares it, and merges the other
