@@ -136,6 +136,24 @@ func (r *acceptanceRun) send(t *testing.T, what, key, path, body string, cut boo
 	return id
 }
 
+// rate posts a thumbs up for the answer id through POST /v1/feedback (a
+// rating, not a request of its own: the ledger holds no row for it).
+func (r *acceptanceRun) rate(t *testing.T, id string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, r.s.URL+"/v1/feedback", strings.NewReader(`{"request_id":"`+id+`","thumbs":"up"}`))
+	req.Header.Set("Authorization", "Bearer "+demoKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("rating %s: %v", id, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("rating %s: %d %s", id, resp.StatusCode, body)
+	}
+}
+
 func chatBody(model string, stream bool, extra string) string {
 	b := `{"model":"` + model + `","messages":[{"role":"user","content":"tell me about the gateway"}]`
 	if stream {
@@ -154,6 +172,10 @@ func (r *acceptanceRun) traffic(t *testing.T) {
 		r.send(t, "streamed "+m, demoKey, chat, chatBody(m, true, ""), false)
 	}
 	r.send(t, "embedding", demoKey, "/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello"}`, false)
+	// The dashboard's auto-routing panels: a request the router chose
+	// the model of, and the app's rating of its answer.
+	auto := r.send(t, "auto", demoKey, chat, chatBody("auto", false, ""), false)
+	r.rate(t, auto)
 
 	if err := r.s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDown503}); err != nil {
 		t.Fatal(err)
