@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,6 +71,73 @@ func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("samples per replica %v, want %d on both (the whole deployment's)", got, n)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// TestFeedbackMovesTheStrongShare: thumbs down on the answers an auto
+// route's weaker model gave, posted through either replica, raise the
+// route's strong share on both (routing.auto.adjust), within its bounds.
+func TestFeedbackMovesTheStrongShare(t *testing.T) {
+	t.Parallel()
+	root, _ := harness.ModuleRoot()
+	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adjusted := strings.Replace(autoRoute, "min_samples: 10}", "min_samples: 10, adjust: {min: 0.2, max: 0.5, quality_bar: 0.9}}", 1)
+	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": string(routes) + adjusted}})
+	post := func(path, body string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+demoKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	var ids []string
+	for i := range 30 {
+		resp, b := post("/v1/auto/chat/completions", fmt.Sprintf(`{"model":"auto","messages":[{"role":"user","content":"hi %d"}]}`, i))
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
+		}
+		ids = append(ids, resp.Header.Get("X-Request-Id"))
+	}
+	for _, id := range ids {
+		// The replica that served the request may not have written its row
+		// yet when the rating reaches the other one.
+		if err := eventually(10*time.Second, func() error {
+			if resp, _ := post("/v1/feedback", `{"request_id":"`+id+`","thumbs":"down"}`); resp.StatusCode != 200 {
+				return errNotYet
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("rating %s never accepted", id)
+		}
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		var got []float64
+		for _, r := range s.Replicas {
+			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v)
+		}
+		if got[0] > 0.3 && got[1] > 0.3 {
+			if got[0] > 0.5 || got[1] > 0.5 {
+				t.Errorf("strong share %v past the policy's max 0.5", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("strong share per replica %v, want both above the asked 0.3 after 30 thumbs down on weak answers", got)
 		}
 		time.Sleep(time.Second)
 	}
