@@ -56,6 +56,14 @@ type CompleteHook interface {
 	Complete(ctx context.Context, x *Exchange)
 }
 
+// RescueHook may answer a request that another filter refused on the
+// request side (the router finding every provider down, say), whatever
+// their order: it returns true after setting the reply with
+// [Exchange.Respond], and the refusal is dropped.
+type RescueHook interface {
+	Rescue(ctx context.Context, x *Exchange, refusal error) bool
+}
+
 // DoneHook runs exactly once per exchange, for every filter of the chain,
 // after everything else; cause is nil when the response completed.
 type DoneHook interface {
@@ -79,6 +87,7 @@ type Chain struct {
 	respBody []ResponseChunkHook   // descending order
 	complete []CompleteHook        // descending order
 	done     []DoneHook            // descending order
+	rescue   []RescueHook
 }
 
 // NewChain orders filters by the registry and indexes their hooks.
@@ -98,6 +107,9 @@ func NewChain(fs []Filter) *Chain {
 		}
 		if h, ok := f.(AttemptDoneHook); ok {
 			c.attDone = append(c.attDone, h)
+		}
+		if h, ok := f.(RescueHook); ok {
+			c.rescue = append(c.rescue, h)
 		}
 	}
 	for i := len(fs) - 1; i >= 0; i-- {
@@ -151,10 +163,22 @@ func (c *Chain) RequestBody(ctx context.Context, x *Exchange) error {
 	}
 	for _, h := range c.reqBody {
 		if err := h.RequestBody(ctx, x); err != nil || x.reply != nil {
+			if err != nil && c.rescued(ctx, x, err) {
+				return nil
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+func (c *Chain) rescued(ctx context.Context, x *Exchange, err error) bool {
+	for _, h := range c.rescue {
+		if h.Rescue(ctx, x, err) {
+			return true
+		}
+	}
+	return false
 }
 
 // Attempt runs the attempt hooks in ascending order.

@@ -55,6 +55,9 @@ type Exchange struct {
 	// Sent is what the client has been sent of the answer, kept by the
 	// translate filter.
 	Sent Sent
+	// Cached is set when the response cache answered instead of a
+	// provider.
+	Cached Cached
 
 	mu       sync.Mutex
 	attempts []*Attempt
@@ -221,6 +224,14 @@ type Sent struct {
 	// ErrorType is the OpenAI error type of an error event that ended a
 	// stream after its headers were sent.
 	ErrorType string
+}
+
+// Cached says how the response cache answered: How is "hit" (a fresh
+// answer, no provider asked) or "stale" (degraded mode: every attempt
+// failed), and Model the model that made the answer.
+type Cached struct {
+	How   string
+	Model string
 }
 
 // Reply is a complete answer made by a filter instead of a provider.

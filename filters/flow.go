@@ -25,6 +25,8 @@ const (
 	FieldSent Field = "Sent"
 	// FieldUsage is [Exchange.Usage]: the answer's tokens and cost.
 	FieldUsage Field = "Usage"
+	// FieldCached is [Exchange.Cached]: the response cache answered.
+	FieldCached Field = "Cached"
 )
 
 // Phase is when a hook runs, in the order a request lives them.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/cache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
@@ -56,6 +57,9 @@ type Deps struct {
 	// Events publishes one usage event per ledger row (state/events), off
 	// the request path; nil when usage events are off.
 	Events *events.Publisher
+	// Answers is the response cache's layer shared by the replicas
+	// (Redis); nil without Redis, when each replica's memory is the cache.
+	Answers *cache.Shared
 	// Alerts announces budget thresholds crossed (state/events); nil when
 	// events are off.
 	Alerts *events.Alerter

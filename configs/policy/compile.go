@@ -343,6 +343,10 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 		c.at(s.src, d, "name", "%q is reserved: fault drills use it for every provider", s.Name)
 		ok = false
 	}
+	if ok && s.Name == CacheProvider {
+		c.at(s.src, d, "name", "%q is reserved: the ledger names the response cache so", s.Name)
+		ok = false
+	}
 	kind, known := kinds[s.Kind]
 	if !known {
 		c.at(s.src, d, "kind", "must be one of openai, azure_openai, openai_compatible, anthropic, gemini; got %q", s.Kind)

@@ -39,7 +39,14 @@ var filterTable = map[string]filterSpec{
 	}},
 	// usage sits inside translate so that its Done runs after translate's,
 	// which prices the answer (a stream the client cut short included).
-	"usage":     {order: 350, requires: []string{"translate"}},
+	"usage": {order: 350, requires: []string{"translate"}},
+	// cache runs after quota, so a hit is still held to the caller's rate
+	// limits (its budget reservation commits nothing), and inside usage, so
+	// usage records a hit or a degraded answer the cache made.
+	"cache": {order: 320, requires: []string{"auth", "router", "translate", "usage"}, args: func(r FilterRef) error {
+		_, err := ParseCacheArgs(r)
+		return err
+	}},
 	"translate": {order: 400, requires: []string{"router"}},
 }
 
@@ -165,6 +172,94 @@ func ParseQuotaArgs(ref FilterRef) (QuotaArgs, error) {
 		return c, fmt.Errorf("quota args: store_timeout must be between 1ms and 1m")
 	case c.BudgetRefresh > time.Minute:
 		return c, fmt.Errorf("quota args: budget_refresh must be at most 1m")
+	}
+	return c, nil
+}
+
+// CacheArgs are the response cache's arguments on a route.
+type CacheArgs struct {
+	// TTL is how long an answer is served from the shared cache (Redis).
+	TTL time.Duration
+	// MemoryTTL is how long a replica serves an answer from its own memory
+	// without asking Redis; without Redis, memory is the only layer and
+	// keeps answers for TTL.
+	MemoryTTL time.Duration
+	// StaleFor is how long past TTL an answer is kept for degraded mode:
+	// served, marked X-Degraded, when every attempt failed. 0 turns
+	// degraded mode off.
+	StaleFor time.Duration
+	// DeterministicOnly caches only requests with temperature 0, or whose
+	// client asks for it (x-switchyard-cache: on).
+	DeterministicOnly bool
+	// MaxMemory bounds the answers a replica keeps in memory for the
+	// route, in bytes; the least recently used go first.
+	MaxMemory int64
+	// Tenants limits the cache to these tenants; empty is every tenant.
+	Tenants []string
+}
+
+// MaxCachedAnswer is the largest answer the cache keeps.
+const MaxCachedAnswer = 1 << 20
+
+// DefaultCacheArgs is what a route that lists "cache" without arguments
+// gets: the specification's 15 s in memory and 5 min in Redis.
+func DefaultCacheArgs() CacheArgs {
+	return CacheArgs{TTL: 5 * time.Minute, MemoryTTL: 15 * time.Second, StaleFor: time.Hour, DeterministicOnly: true, MaxMemory: 64 << 20}
+}
+
+type cacheArgsSpec struct {
+	TTL               *Duration `yaml:"ttl"`
+	MemoryTTL         *Duration `yaml:"memory_ttl"`
+	StaleFor          *Duration `yaml:"stale_for"`
+	DeterministicOnly *bool     `yaml:"deterministic_only"`
+	MaxMemory         *ByteSize `yaml:"max_memory"`
+	Tenants           []string  `yaml:"tenants"`
+}
+
+// ParseCacheArgs decodes a cache entry's arguments strictly over the
+// defaults.
+func ParseCacheArgs(ref FilterRef) (CacheArgs, error) {
+	c := DefaultCacheArgs()
+	if len(ref.Shorthand) > 0 {
+		return c, fmt.Errorf("filter cache takes no shorthand arguments; use {name: cache, args: {...}}")
+	}
+	if len(ref.Args) == 0 {
+		return c, nil
+	}
+	raw, err := yaml.Marshal(ref.Args)
+	if err != nil {
+		return c, fmt.Errorf("cache args: %w", err)
+	}
+	var s cacheArgsSpec
+	d := yaml.NewDecoder(bytes.NewReader(raw))
+	d.KnownFields(true)
+	if err := d.Decode(&s); err != nil {
+		return c, fmt.Errorf("cache args (known: ttl, memory_ttl, stale_for, deterministic_only, max_memory, tenants): %w", err)
+	}
+	set := func(dst *time.Duration, v *Duration) {
+		if v != nil {
+			*dst = time.Duration(*v)
+		}
+	}
+	set(&c.TTL, s.TTL)
+	set(&c.MemoryTTL, s.MemoryTTL)
+	set(&c.StaleFor, s.StaleFor)
+	if s.DeterministicOnly != nil {
+		c.DeterministicOnly = *s.DeterministicOnly
+	}
+	if s.MaxMemory != nil {
+		c.MaxMemory = int64(*s.MaxMemory)
+	}
+	c.Tenants = s.Tenants
+	switch {
+	case c.TTL < time.Second || c.TTL > 24*time.Hour:
+		return c, fmt.Errorf("cache args: ttl must be between 1s and 24h")
+	case c.MemoryTTL <= 0 || c.MemoryTTL > c.TTL:
+		return c, fmt.Errorf("cache args: memory_ttl must be above 0 and at most ttl (%s)", c.TTL)
+	case c.StaleFor < 0 || c.StaleFor > 7*24*time.Hour:
+		return c, fmt.Errorf("cache args: stale_for must be between 0 (degraded mode off) and 168h")
+	case c.MaxMemory < MaxCachedAnswer || c.MaxMemory > 16<<30:
+		return c, fmt.Errorf("cache args: max_memory must be between 1MiB and 16GiB")
 	}
 	return c, nil
 }

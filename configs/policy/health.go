@@ -268,3 +268,7 @@ func (c HealthConfig) Validate() error {
 // AllProviders names every provider in a fault drill; no provider may take
 // the name.
 const AllProviders = "all"
+
+// CacheProvider is the provider the ledger names for an answer the
+// response cache served; no provider may take the name.
+const CacheProvider = "cache"

@@ -30,6 +30,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/state/cache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
@@ -145,6 +146,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		usage    *ledger.Writer
 		bus      *events.Publisher
 		alerts   *events.Alerter
+		answers  *cache.Shared // the response cache's Redis layer; nil without Redis
 		ledgerDB ledger.Ledger
 	)
 	build := func(p *policy.Policy) (*server.Runtime, error) {
@@ -165,7 +167,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
-			Ledger: usage, Events: bus, Alerts: alerts, Usage: ledgerDB, Audit: trail, Calibration: cal,
+			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal,
 		})
 		if err != nil {
 			return nil, err
@@ -203,6 +205,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var scripting redis.Scripter // stays nil without Redis
 	if rc != nil {
 		scripting = rc
+		answers = cache.NewShared(rc, storePrefix)
 	}
 	if bus, alerts, err = openEvents(p, scripting, log); err != nil {
 		log.Error("opening the events", slog.String("error", err.Error()))

@@ -6,6 +6,7 @@ package all
 import (
 	_ "github.com/switchyard/switchyard/filters/admin"     // the admin API
 	_ "github.com/switchyard/switchyard/filters/auth"      // virtual-key authentication
+	_ "github.com/switchyard/switchyard/filters/cache"     // the response cache and degraded mode
 	_ "github.com/switchyard/switchyard/filters/catalog"   // GET /v1/models
 	_ "github.com/switchyard/switchyard/filters/feedback"  // POST /v1/feedback
 	_ "github.com/switchyard/switchyard/filters/quota"     // rate limits and budgets

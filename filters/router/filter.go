@@ -69,6 +69,7 @@ func (*Filter) Uses() []filters.Use {
 		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
 		filters.Needs(filters.PhaseResponseHeaders, filters.FieldRouting),
 		filters.Needs(filters.PhaseResponseBody, filters.FieldPlan),
+		filters.Reads(filters.PhaseResponseBody, filters.FieldCached),
 		filters.Reads(filters.PhaseDone, filters.FieldSent),
 	}
 }
@@ -205,9 +206,10 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 
 // ResponseChunk implements [filters.ResponseChunkHook]: when every attempt
 // failed, the client gets one 503 that says what happened to each, in its
-// API's error envelope.
+// API's error envelope, unless the response cache answered instead
+// (degraded mode).
 func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
-	if x.Response.Streaming || !c.EOS {
+	if x.Response.Streaming || !c.EOS || x.Cached.How != "" {
 		return nil
 	}
 	last := x.LastAttempt()

@@ -55,8 +55,13 @@ func (*Filter) Uses() []filters.Use {
 		filters.Needs(filters.PhaseDone, filters.FieldRouting),
 		filters.Needs(filters.PhaseDone, filters.FieldSent),
 		filters.Needs(filters.PhaseDone, filters.FieldUsage),
+		filters.Reads(filters.PhaseDone, filters.FieldCached),
 	}
 }
+
+// CacheProvider is the provider of a ledger row the response cache
+// answered; no provider of a policy may take the name.
+const CacheProvider = policy.CacheProvider
 
 // Complete implements [filters.CompleteHook]: the record as it stands is
 // held in the ledger's spool until Done writes the final one, so that a
@@ -150,6 +155,10 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	r.Attempts = x.AttemptCount()
 	if a := x.LastAttempt(); a != nil {
 		r.ServedModel, r.Provider = a.Target.Model.Name, a.Target.Provider().Name
+	}
+	if x.Cached.How != "" {
+		// The answer came from the response cache, at no provider cost.
+		r.ServedModel, r.Provider = x.Cached.Model, CacheProvider
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	if m := strongest(x); m != nil {

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/e2e/providersim"
+)
+
+// cachedRoutes is the shipped routes.yaml with the response cache on the
+// chat route: answers fresh for ttl, kept an hour more for degraded mode.
+func cachedRoutes(t *testing.T, ttl string) string {
+	t.Helper()
+	root, _ := harness.ModuleRoot()
+	b, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plain = "filters: [auth, router, quota, translate, usage]"
+	if !strings.Contains(string(b), plain) {
+		t.Fatalf("configs/local/routes.yaml no longer has %q", plain)
+	}
+	cached := "filters: [auth, router, quota, {name: cache, args: {ttl: " + ttl + ", memory_ttl: 1s, stale_for: 1h}}, translate, usage]"
+	return strings.Replace(string(b), plain, cached, 1) // the first route is chat
+}
+
+func cacheBody(text string, extra string) string {
+	return `{"model":"gpt-4o-mini","temperature":0,"max_tokens":20` + extra + `,"messages":[{"role":"user","content":"` + text + `"}]}`
+}
+
+func postCached(t *testing.T, s *harness.Stack, key, body string, header ...string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := fresh.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header, body: buf.Bytes()}
+}
+
+func content(t *testing.T, a answer) string {
+	t.Helper()
+	var c struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(a.body, &c); err != nil || len(c.Choices) == 0 {
+		t.Fatalf("not a completion: %d %s", a.status, a.body)
+	}
+	return c.Choices[0].Message.Content
+}
+
+// TestResponseCache: two replicas share one Redis. A deterministic request
+// is a miss, then a hit on either replica (memory or Redis) with the same
+// answer, also as SSE for a streamed request; a hit is a ledger row of the
+// provider "cache" at zero cost; another tenant, a request that is not
+// deterministic and a client that opts out all miss the cache.
+func TestResponseCache(t *testing.T) {
+	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m")}})
+	body := cacheBody("what does a cache keep?", "")
+
+	first := postCached(t, s, demoKey, body)
+	if first.status != http.StatusOK || first.header.Get("X-Cache") != "miss" || first.header.Get("X-Provider-Used") != "openai" {
+		t.Fatalf("first: %d x-cache %q provider %q: %s", first.status, first.header.Get("X-Cache"), first.header.Get("X-Provider-Used"), first.body)
+	}
+	want := content(t, first)
+	missReplica := replicaOf(t, s, first.header.Get("X-Request-Id"))
+
+	// Fresh connections spread the next requests over both replicas: the
+	// other one can only hit through Redis.
+	var hitIDs []string
+	otherHit := false
+	for i := 0; i < 40 && (!otherHit || len(hitIDs) < 3); i++ {
+		a := postCached(t, s, demoKey, strings.Replace(body, `"temperature":0`, `"temperature": 0`, 1)) // spacing is no difference
+		if a.status != http.StatusOK || a.header.Get("X-Cache") != "hit" {
+			t.Fatalf("repeat %d: %d x-cache %q: %s", i, a.status, a.header.Get("X-Cache"), a.body)
+		}
+		if got := content(t, a); got != want || a.header.Get("X-Model-Used") != "gpt-4o-mini" || a.header.Get("X-Provider-Used") != "" {
+			t.Fatalf("hit: %q by %q/%q; want %q by gpt-4o-mini and no provider", got, a.header.Get("X-Model-Used"), a.header.Get("X-Provider-Used"), want)
+		}
+		id := a.header.Get("X-Request-Id")
+		hitIDs = append(hitIDs, id)
+		if replicaOf(t, s, id) != missReplica {
+			otherHit = true
+		}
+	}
+	if !otherHit {
+		t.Errorf("no hit was served by the replica that did not see the miss: the Redis layer is not shared")
+	}
+
+	// Streamed: the same answer as SSE, from the cache.
+	st := postCached(t, s, demoKey, strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true,"stream_options":{"include_usage":true}`, 1))
+	if st.status != http.StatusOK || st.header.Get("X-Cache") != "hit" || !strings.HasPrefix(st.header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("streamed: %d x-cache %q content-type %q: %s", st.status, st.header.Get("X-Cache"), st.header.Get("Content-Type"), st.body)
+	}
+	var text strings.Builder
+	done, usage := false, false
+	sc := bufio.NewScanner(bytes.NewReader(st.body))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if line == "[DONE]" {
+			done = true
+			continue
+		}
+		var ch struct {
+			Object  string
+			Choices []struct{ Delta struct{ Content string } }
+			Usage   *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &ch); err != nil || ch.Object != "chat.completion.chunk" {
+			t.Fatalf("not a chunk: %s", line)
+		}
+		for _, c := range ch.Choices {
+			text.WriteString(c.Delta.Content)
+		}
+		usage = usage || (ch.Usage != nil && ch.Usage.CompletionTokens > 0)
+	}
+	if text.String() != want || !done || !usage {
+		t.Errorf("stream from the cache: %q, [DONE] %v, usage chunk %v; want %q, both", text.String(), done, usage, want)
+	}
+
+	// Per tenant, deterministic only, and the client's opt-out.
+	if a := postCached(t, s, "sk-local-team", body); a.header.Get("X-Cache") != "miss" {
+		t.Errorf("another tenant's identical request: x-cache %q, want miss", a.header.Get("X-Cache"))
+	}
+	random := strings.Replace(body, `"temperature":0`, `"temperature":0.7`, 1)
+	for range 2 {
+		if a := postCached(t, s, demoKey, random); a.status != http.StatusOK || a.header.Get("X-Cache") != "" {
+			t.Errorf("temperature 0.7: %d x-cache %q, want no cache", a.status, a.header.Get("X-Cache"))
+		}
+	}
+	if a := postCached(t, s, demoKey, random, "X-Switchyard-Cache", "on"); a.header.Get("X-Cache") != "miss" {
+		t.Errorf("temperature 0.7 asking for the cache: x-cache %q, want miss", a.header.Get("X-Cache"))
+	}
+	if a := postCached(t, s, demoKey, body, "X-Switchyard-Cache", "off"); a.header.Get("X-Cache") != "" || a.header.Get("X-Provider-Used") != "openai" {
+		t.Errorf("opting out: x-cache %q provider %q, want none and openai", a.header.Get("X-Cache"), a.header.Get("X-Provider-Used"))
+	}
+
+	// Each replica flushes its own ledger writer: wait for both.
+	ids := append(hitIDs, st.header.Get("X-Request-Id"), first.header.Get("X-Request-Id"))
+	rows := ledgerRecords(t, s)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		missing := 0
+		for _, id := range ids {
+			if _, ok := rows[id]; !ok {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		rows = ledgerRecords(t, s)
+	}
+	for _, id := range append(hitIDs, st.header.Get("X-Request-Id")) {
+		r, ok := rows[id]
+		if !ok {
+			t.Errorf("hit %s has no ledger row", id)
+			continue
+		}
+		if r.Provider != "cache" || r.ServedModel != "gpt-4o-mini" || r.CostMicros != 0 || r.OutputTokens == 0 || r.Status != http.StatusOK {
+			t.Errorf("hit %s recorded as %+v; want provider cache, gpt-4o-mini, zero cost, its tokens", id, r)
+		}
+	}
+	if r := rows[first.header.Get("X-Request-Id")]; r.Provider != "openai" || r.CostMicros == 0 {
+		t.Errorf("the miss recorded as %+v; want openai at its cost", r)
+	}
+}
+
+// TestDegradedMode: once an answer's ttl has passed it is no longer
+// served, but when every attempt fails — the providers answer 500, or all
+// are down — it is, with X-Degraded: true; a request never answered
+// before still gets the 503.
+func TestDegradedMode(t *testing.T) {
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s")}})
+	body := cacheBody("degrade me gracefully", "")
+	first := postCached(t, s, demoKey, body)
+	if first.status != http.StatusOK || first.header.Get("X-Cache") != "miss" {
+		t.Fatalf("first: %d x-cache %q: %s", first.status, first.header.Get("X-Cache"), first.body)
+	}
+	want := content(t, first)
+	time.Sleep(2 * time.Second) // past the ttl
+	if a := postCached(t, s, demoKey, body); a.header.Get("X-Cache") != "miss" || a.header.Get("X-Degraded") != "" {
+		t.Fatalf("past the ttl with providers up: x-cache %q x-degraded %q, want a miss", a.header.Get("X-Cache"), a.header.Get("X-Degraded"))
+	}
+	time.Sleep(2 * time.Second)
+
+	for _, p := range []string{"openai", "anthropic", "gemini"} {
+		if err := s.Sim.SetFault(p, providersim.Fault{Mode: providersim.FaultStatus, Status: 500}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := postCached(t, s, demoKey, body)
+	if a.status != http.StatusOK || a.header.Get("X-Degraded") != "true" || a.header.Get("X-Cache") != "stale" {
+		t.Fatalf("every attempt failing: %d x-degraded %q x-cache %q: %s", a.status, a.header.Get("X-Degraded"), a.header.Get("X-Cache"), a.body)
+	}
+	if got := content(t, a); got != want {
+		t.Errorf("degraded answer %q, want the cached %q", got, want)
+	}
+	if n := a.header.Get("X-Fallback-Count"); n == "" || n == "0" {
+		t.Logf("x-fallback-count %q", n)
+	}
+	if b := postCached(t, s, demoKey, cacheBody("never asked before", "")); b.status != http.StatusServiceUnavailable || b.header.Get("X-Degraded") != "" {
+		t.Errorf("a new request with every attempt failing: %d x-degraded %q, want the 503", b.status, b.header.Get("X-Degraded"))
+	}
+	for _, p := range []string{"openai", "anthropic", "gemini"} {
+		_ = s.Sim.ClearFault(p)
+	}
+
+	if code, b := admin(t, s, http.MethodPost, "/admin/fault/down", `{"provider":"all"}`); code != http.StatusOK {
+		t.Fatalf("drill: %d %s", code, b)
+	}
+	defer admin(t, s, http.MethodPost, "/admin/fault/up", `{"provider":"all"}`)
+	stream := strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
+	d := postCached(t, s, demoKey, stream)
+	if d.status != http.StatusOK || d.header.Get("X-Degraded") != "true" || !strings.Contains(string(d.body), "data: [DONE]") {
+		t.Fatalf("every provider down, streamed: %d x-degraded %q: %s", d.status, d.header.Get("X-Degraded"), d.body)
+	}
+	rows := ledgerRecords(t, s)
+	for _, id := range []string{a.header.Get("X-Request-Id"), d.header.Get("X-Request-Id")} {
+		if r := rows[id]; r.Provider != "cache" || r.Status != http.StatusOK || r.CostMicros != 0 {
+			t.Errorf("degraded answer %s recorded as %+v; want provider cache, 200, zero cost", id, r)
+		}
+	}
+}

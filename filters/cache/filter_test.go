@@ -1,0 +1,123 @@
+package cache
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/cache"
+)
+
+func exchange(t *testing.T, tenant, body string, header ...string) *filters.Exchange {
+	t.Helper()
+	chat, err := openai.ParseChatRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &filters.Exchange{ID: "r1", Body: []byte(body), Chat: chat,
+		Route:  &policy.Route{Name: "chat", API: policy.APIChatCompletions},
+		Caller: filters.Caller{Tenant: &policy.Tenant{Name: tenant}}}
+	for i := 0; i+1 < len(header); i += 2 {
+		x.Header = append(x.Header, filters.Header{Key: header[i], Value: header[i+1]})
+	}
+	return x
+}
+
+func TestKey(t *testing.T) {
+	t.Parallel()
+	f := newFilter(policy.DefaultCacheArgs(), nil, nil, time.Now)
+	base := `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
+	k0, ok := f.keyOf(exchange(t, "acme", base))
+	if !ok {
+		t.Fatal("a deterministic request is not cacheable")
+	}
+	for _, tc := range []struct {
+		name, tenant, body string
+		header             []string
+		cacheable, same    bool
+	}{
+		{name: "key order and spacing", tenant: "acme", body: `{ "messages":[{"content":"hi","role":"user"}], "temperature":0, "model":"m" }`, cacheable: true, same: true},
+		{name: "streamed, with an end user", tenant: "acme", body: `{"model":"m","temperature":0,"stream":true,"stream_options":{"include_usage":true},"user":"u9","messages":[{"role":"user","content":"hi"}]}`, cacheable: true, same: true},
+		{name: "another tenant", tenant: "beta", body: base, cacheable: true},
+		{name: "another message", tenant: "acme", body: strings.Replace(base, "hi", "ho", 1), cacheable: true},
+		{name: "another sampling parameter", tenant: "acme", body: strings.Replace(base, `"temperature":0`, `"temperature":0,"top_p":0.5`, 1), cacheable: true},
+		{name: "tools", tenant: "acme", body: strings.Replace(base, `"temperature":0`, `"temperature":0,"tools":[{"type":"function","function":{"name":"f"}}]`, 1), cacheable: true},
+		{name: "no temperature", tenant: "acme", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{name: "no temperature, asked for", tenant: "acme", body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, header: []string{"x-switchyard-cache", "on"}, cacheable: true},
+		{name: "opted out", tenant: "acme", body: base, header: []string{"x-switchyard-cache", "off"}},
+		{name: "several choices", tenant: "acme", body: strings.Replace(base, `"temperature":0`, `"temperature":0,"n":2`, 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, ok := f.keyOf(exchange(t, tc.tenant, tc.body, tc.header...))
+			if ok != tc.cacheable || (ok && (k == k0) != tc.same) {
+				t.Errorf("cacheable %v, same key %v; want %v, %v", ok, k == k0, tc.cacheable, tc.same)
+			}
+		})
+	}
+	only := policy.DefaultCacheArgs()
+	only.Tenants = []string{"beta"}
+	if _, ok := newFilter(only, nil, nil, time.Now).keyOf(exchange(t, "acme", base)); ok {
+		t.Error("a route caching for beta only cached acme's request")
+	}
+}
+
+func TestSSE(t *testing.T) {
+	t.Parallel()
+	body := `{"id":"c1","object":"chat.completion","created":7,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello","tool_calls":[{"id":"t1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
+	out := string(sse([]byte(body), true))
+	events := strings.Split(strings.TrimSuffix(out, "\n\n"), "\n\n")
+	if len(events) != 4 || events[3] != "data: [DONE]" {
+		t.Fatalf("events %q", events)
+	}
+	var first, last struct {
+		ID      string
+		Object  string
+		Choices []struct {
+			Delta struct {
+				Role, Content string
+				ToolCalls     []struct{ Index int } `json:"tool_calls"`
+			}
+			FinishReason *string `json:"finish_reason"`
+		}
+		Usage *struct {
+			TotalTokens int `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	_ = json.Unmarshal([]byte(strings.TrimPrefix(events[0], "data: ")), &first)
+	_ = json.Unmarshal([]byte(strings.TrimPrefix(events[2], "data: ")), &last)
+	d := first.Choices[0].Delta
+	if first.ID != "c1" || first.Object != "chat.completion.chunk" || d.Role != "assistant" || d.Content != "hello" || len(d.ToolCalls) != 1 || first.Choices[0].FinishReason != nil {
+		t.Errorf("first chunk %s", events[0])
+	}
+	if !strings.Contains(events[1], `"finish_reason":"tool_calls"`) || last.Usage == nil || last.Usage.TotalTokens != 5 || len(last.Choices) != 0 {
+		t.Errorf("finish %s, usage %s", events[1], events[2])
+	}
+	if n := strings.Count(string(sse([]byte(body), false)), "data: "); n != 3 {
+		t.Errorf("without include_usage: %d events, want 3", n)
+	}
+}
+
+func TestMemoryBounded(t *testing.T) {
+	t.Parallel()
+	m := cache.NewMemory(10 << 10)
+	now := time.Now()
+	for i := range 100 {
+		m.Put(strings.Repeat("k", 8)+string(rune('a'+i%26))+string(rune('a'+i/26)), cache.Entry{Body: make([]byte, 1000), Stored: now})
+	}
+	if b := m.Bytes(); b > 10<<10 || b < 8<<10 {
+		t.Errorf("memory holds %d bytes, bound 10 KiB", b)
+	}
+	if _, ok := m.Get("kkkkkkkkvd", now, time.Minute); !ok {
+		t.Error("the newest entry was evicted")
+	}
+	if _, ok := m.Get("kkkkkkkkaa", now, time.Minute); ok {
+		t.Error("the oldest entry outlived the bound")
+	}
+	if _, ok := m.Get("kkkkkkkkvd", now.Add(2*time.Minute), time.Minute); ok {
+		t.Error("an entry older than the asked age was served")
+	}
+}
