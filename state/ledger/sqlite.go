@@ -51,7 +51,47 @@ func OpenSQLite(ctx context.Context, path string, busyTimeout time.Duration) (*D
 	if err != nil {
 		return nil, err
 	}
+	if err := useWAL(ctx, db, busyTimeout); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
 	return open(ctx, db, sqliteDialect)
+}
+
+// useWAL puts the database in WAL mode, which the file keeps for every
+// connection after. It is done once here rather than by each connection's
+// DSN because SQLite answers a change of journal mode that meets another
+// connection's lock with SQLITE_BUSY at once, without waiting out
+// busy_timeout: replicas or processes opening one new ledger together (one
+// of them already migrating it) would fail to start. Here the change is
+// retried until busyTimeout has passed.
+func useWAL(ctx context.Context, db *sql.DB, busyTimeout time.Duration) error {
+	if busyTimeout <= 0 {
+		busyTimeout = defaultBusyTimeout
+	}
+	deadline := time.Now().Add(busyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if err == nil && !strings.EqualFold(mode, "wal") {
+			return fmt.Errorf("ledger: sqlite stays in journal mode %q, want wal", mode)
+		}
+		if err == nil {
+			return nil
+		}
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("ledger: sqlite journal mode wal: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ledger: sqlite journal mode wal: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func sqliteDB(path string, busyTimeout time.Duration) (*sql.DB, error) {
@@ -67,7 +107,7 @@ func sqliteDB(path string, busyTimeout time.Duration) (*sql.DB, error) {
 	// synchronous=NORMAL is durable against a crash of the process, which is
 	// what the ledger must survive; it can lose the last commits to a power
 	// cut, in exchange for not syncing on every batch.
-	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate",
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_synchronous=NORMAL&_txlock=immediate",
 		path, busyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
