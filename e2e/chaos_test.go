@@ -535,16 +535,7 @@ func TestChaosRedisOutage(t *testing.T) {
 // not hang until its own timeout) without a completion, and the next
 // request is served. The request's usage record says it did not complete.
 func TestChaosStreamNeverEnds(t *testing.T) {
-	root, _ := harness.ModuleRoot()
-	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := strings.Replace(string(routes), "    api: chat_completions\n", "    api: chat_completions\n    per_try_idle_timeout: 1s\n", 1)
-	if short == string(routes) {
-		t.Fatal("routes.yaml has no chat route to shorten")
-	}
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": short}})
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": chatRouteWith(t, "per_try_idle_timeout: 1s")}})
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultSlowStream, Delay: providersim.Duration(time.Hour), Count: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -578,4 +569,92 @@ func TestChaosStreamNeverEnds(t *testing.T) {
 	if rec.Status == http.StatusOK && rec.ErrorType == "" {
 		t.Errorf("the cut stream is recorded as a success: %+v", rec)
 	}
+}
+
+// TestChaosProviderDrips: a provider answers a non-streamed request 200
+// and then sends its body one byte every 500 ms; each byte resets the
+// per-try idle timeout, so only the route's answer_timeout (3 s here)
+// bounds it. The client gets, within that bound, a clean OpenAI error (the
+// answer had started, so Envoy cannot fail it over); the provider is
+// blamed (its breaker, set to open at the first failure, opens); the
+// request has its usage record.
+func TestChaosProviderDrips(t *testing.T) {
+	o := withHealth(t, `
+    min_samples: 100000
+    breaker: {consecutive_failures: 1, open_timeout: 60s}
+    active_checks: {interval: 0s}
+`)
+	o.Overlay["routes.yaml"] = chatRouteWith(t, "per_try_idle_timeout: 1s", "answer_timeout: 3s")
+	s := startStack(t, o)
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDrip, Delay: providersim.Duration(500 * time.Millisecond), Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before := ledgerRecords(t, s)
+	start := time.Now()
+	status, body := rawChat(t, s.URL, "gpt-4o-mini")
+	took := time.Since(start)
+	t.Logf("client saw %d after %v: %s", status, took.Round(time.Millisecond), truncate(string(body), 200))
+	// 3 s and the time a loaded machine takes; the drip alone would last
+	// minutes (an answer of some hundred bytes at two bytes a second).
+	if took > 15*time.Second {
+		t.Errorf("the dripping answer took %v: not bounded by answer_timeout", took)
+	}
+	var got struct {
+		Model string `json:"model"`
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("status %d, body not JSON: %q", status, body)
+	}
+	switch {
+	case status == http.StatusOK && got.Model != "" && !strings.HasPrefix(got.Model, "gpt-4o-mini"):
+		// A fallback provider's answer.
+	case status == http.StatusGatewayTimeout && got.Error != nil && got.Error.Message != "" && got.Error.Code == "upstream_timeout":
+	default:
+		t.Errorf("status %d with %s: neither a fallback answer nor a clean 504 OpenAI error", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !breakerOpen(t, s.Replicas[0], "openai") {
+		if time.Now().After(deadline) {
+			t.Fatal("openai's breaker did not open: the dripping provider's failure was not counted")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var rec *ledger.Record
+	for rec == nil && time.Now().Before(deadline) {
+		for id, r := range ledgerRecords(t, s) {
+			if _, old := before[id]; !old && r.RequestedModel == "gpt-4o-mini" {
+				rec = &r
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rec == nil {
+		t.Fatal("no usage record for the dripped request")
+	}
+	t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
+	if rec.Status != status {
+		t.Errorf("usage record says %d, the client saw %d", rec.Status, status)
+	}
+}
+
+// chatRouteWith is configs/local's routes.yaml with settings added to its
+// first chat route.
+func chatRouteWith(t *testing.T, settings ...string) string {
+	t.Helper()
+	root, _ := harness.ModuleRoot()
+	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const api = "    api: chat_completions\n"
+	out := strings.Replace(string(routes), api, api+"    "+strings.Join(settings, "\n    ")+"\n", 1)
+	if out == string(routes) {
+		t.Fatal("routes.yaml has no chat route")
+	}
+	return out
 }

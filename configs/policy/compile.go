@@ -20,6 +20,7 @@ const (
 	DefaultMaxRequestBytes   = 10 << 20
 	DefaultAttempts          = 3
 	DefaultPerTryIdleTimeout = 60 * time.Second
+	DefaultAnswerTimeout     = 10 * time.Minute
 	DefaultConnectTimeout    = 5 * time.Second
 	maxPriceUSDPerMTok       = 10000
 )
@@ -533,7 +534,7 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses; got %q", s.API)
 		ok = false
 	}
-	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout)}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout)}
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}
@@ -543,6 +544,14 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 	}
 	if r.PerTryIdleTimeout == 0 {
 		r.PerTryIdleTimeout = DefaultPerTryIdleTimeout
+	}
+	if r.AnswerTimeout == 0 {
+		r.AnswerTimeout = max(DefaultAnswerTimeout, r.PerTryIdleTimeout)
+	}
+	if r.AnswerTimeout < r.PerTryIdleTimeout {
+		// Shorter, it would end every silent attempt before it could fail over.
+		c.at(s.src, d, "answer_timeout", "must be at least per_try_idle_timeout (%s), got %s", r.PerTryIdleTimeout, r.AnswerTimeout)
+		ok = false
 	}
 	seen := map[string]bool{}
 	for j, f := range s.Filters {

@@ -267,6 +267,7 @@ type Route struct {
 	Filters           []FilterRef
 	Attempts          int
 	PerTryIdleTimeout time.Duration
+	AnswerTimeout     time.Duration
 	Routing           Routing
 }
 

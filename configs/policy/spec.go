@@ -212,6 +212,10 @@ type RouteSpec struct {
 	// PerTryIdleTimeout fails an attempt over when its provider sends nothing
 	// for this long before the first byte (default 60s).
 	PerTryIdleTimeout Duration `yaml:"per_try_idle_timeout"`
+	// AnswerTimeout bounds a whole non-streamed answer, every attempt
+	// included (default 10m): a provider that drips its body byte by byte
+	// resets the idle timeout forever. Streams are not bounded by it.
+	AnswerTimeout Duration `yaml:"answer_timeout"`
 	// Routing is how the router filter chooses models on this route.
 	Routing *RoutingSpec `yaml:"routing"`
 }

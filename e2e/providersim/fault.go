@@ -27,6 +27,11 @@ const (
 	// FaultSlowStream waits Fault.Delay between stream events. It only
 	// applies to (and is only consumed by) streaming requests.
 	FaultSlowStream FaultMode = "slow_stream"
+	// FaultDrip sends a non-streamed answer's body one byte every
+	// Fault.Delay, the way a stuck proxy or an overloaded provider does:
+	// each byte resets an idle timeout. It only applies to (and is only
+	// consumed by) non-streaming requests.
+	FaultDrip FaultMode = "drip"
 	// FaultCutStream sends Fault.Chunks stream events, never the final one,
 	// then drops the connection. It only applies to streaming requests.
 	FaultCutStream FaultMode = "cut_stream"
@@ -48,7 +53,7 @@ type Fault struct {
 	Body string `json:"body,omitempty"`
 	// Headers are added to the response for FaultStatus.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Delay is the wait for FaultLatency and FaultSlowStream.
+	// Delay is the wait for FaultLatency, FaultSlowStream and FaultDrip.
 	Delay Duration `json:"delay,omitempty"`
 	// RetryAfter is the back-off advertised by native 429/503/529 bodies and
 	// retry-after headers; it defaults to one second.
@@ -88,7 +93,7 @@ func (f Fault) validate() error {
 		if f.Status < 100 || f.Status > 599 {
 			return fmt.Errorf("status %d: must be an HTTP status between 100 and 599", f.Status)
 		}
-	case FaultLatency, FaultSlowStream:
+	case FaultLatency, FaultSlowStream, FaultDrip:
 		if f.Delay <= 0 {
 			return fmt.Errorf("delay: required for mode %q", f.Mode)
 		}

@@ -502,3 +502,29 @@ func TestSetFaultRejects(t *testing.T) {
 		}
 	})
 }
+
+func TestFaultDrip(t *testing.T) {
+	for kind, c := range kindCalls {
+		t.Run(string(kind), func(t *testing.T) {
+			sim, sleeps := startKind(t, kind)
+			const d = 40 * time.Millisecond
+			setFault(t, sim, string(kind), providersim.Fault{Mode: providersim.FaultDrip, Delay: providersim.Duration(d), Count: 1})
+			// A stream neither drips nor uses up the count.
+			do(t, sim.URL(string(kind)), c.stream)
+			if got := sleeps.delays(); len(got) != 0 {
+				t.Fatalf("stream slept %v, want no delay", got)
+			}
+			_, body := do(t, sim.URL(string(kind)), c.plain)
+			if !json.Valid([]byte(body)) {
+				t.Fatalf("dripped body is not the whole JSON answer: %q", body)
+			}
+			if got := sleeps.delays(); len(got) != len(body)-1 {
+				t.Errorf("slept %d times, want one wait between each of the %d bytes", len(got), len(body))
+			}
+			_, again := do(t, sim.URL(string(kind)), c.plain)
+			if !json.Valid([]byte(again)) || len(sleeps.delays()) != len(body)-1 {
+				t.Errorf("the fault's count of 1 did not clear it")
+			}
+		})
+	}
+}

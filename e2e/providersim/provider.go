@@ -203,7 +203,7 @@ func (p *provider) admit(r *http.Request, body []byte, stream bool) (Fault, quot
 	}
 	f := *p.fault
 	q.remaining = f.QuotaRemaining
-	if f.Mode == FaultDown || (f.streamOnly() && !stream) {
+	if f.Mode == FaultDown || (f.streamOnly() && !stream) || (f.Mode == FaultDrip && stream) {
 		return Fault{}, q
 	}
 	if p.fault.Count > 0 {
@@ -325,7 +325,26 @@ func (x *exchange) writeJSON(status int, v any) {
 	}
 	x.w.Header().Set("Content-Type", "application/json")
 	x.w.WriteHeader(status)
+	if x.fault.Mode == FaultDrip {
+		x.drip(b)
+		return
+	}
 	x.w.Write(b)
+}
+
+// drip writes b one byte at a time, Fault.Delay apart, until it is all
+// sent or the client gives up.
+func (x *exchange) drip(b []byte) {
+	rc := http.NewResponseController(x.w)
+	for i := range b {
+		if i > 0 && x.p.env.sleep(x.r.Context(), time.Duration(x.fault.Delay)) != nil {
+			return
+		}
+		if _, err := x.w.Write(b[i : i+1]); err != nil {
+			return
+		}
+		rc.Flush()
+	}
 }
 
 func (x *exchange) writeStatusFault() {

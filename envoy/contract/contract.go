@@ -33,6 +33,12 @@ const (
 // provider's failure, or Envoy's own overflow.
 const LocalReplyHeader = "x-switchyard-envoy-reply"
 
+// AnswerTimeoutHeader is the request header by which ext_proc bounds a
+// non-streamed answer as a whole, every attempt included (Envoy's
+// x-envoy-upstream-rq-timeout-ms). The route itself has no such timeout:
+// it would cut long streams.
+const AnswerTimeoutHeader = "x-envoy-upstream-rq-timeout-ms"
+
 // RouteMetadataNamespace carries the per-request provider order from
 // ext_proc to Envoy's priority-group cluster specifier, under
 // [PriorityGroupsKey].

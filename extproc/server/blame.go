@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"time"
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 
+	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters"
 )
 
@@ -44,6 +46,31 @@ func providerTimed(x *filters.Exchange, a *filters.Attempt, now time.Time) filte
 		return filters.CauseExcused
 	}
 	return filters.CauseConnect
+}
+
+// unfinished says why a request ended before its answer was complete. A
+// non-streamed answer whose headers came but whose body was still
+// unfinished at the route's answer_timeout was cut by Envoy (which
+// answers 504 upstream_timeout without ext_proc): the provider dripped
+// it, and its attempt, first settled as a success by its headers, is
+// amended to the provider's timeout. Anything else is the client leaving.
+func (s *Server) unfinished(ctx context.Context, lv *live) error {
+	x := lv.x
+	a, all := x.LastAttempt(), x.Attempts()
+	if lv.streaming || a == nil || x.Route == nil || x.Response.Status == 0 {
+		return ErrClientGone
+	}
+	now := s.now()
+	if now.Sub(all[0].Started) < time.Duration(float64(x.Route.AnswerTimeout)*timeoutShare) {
+		return ErrClientGone
+	}
+	a.Amend(func(o *filters.Outcome) {
+		*o = filters.Outcome{Done: true, Cause: filters.CauseTimeout, Failure: "answer not complete within the route's answer_timeout", Latency: now.Sub(sentOrStarted(a))}
+	})
+	lv.chain.AttemptDone(ctx, x, a)
+	x.Response.Status = http.StatusGatewayTimeout
+	return filters.Reject(http.StatusGatewayTimeout, openai.TypeUpstream, "upstream_timeout",
+		"the provider did not complete its answer within %s", x.Route.AnswerTimeout)
 }
 
 func hasFlag(flags string, want []string) bool {

@@ -94,6 +94,11 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	retries := min(len(x.Plan), x.Route.Attempts) - 1
 	set = append(set, filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)})
 	remove = append(remove, clientCredentialHeaders...)
+	if x.Chat != nil && x.Chat.Stream {
+		remove = append(remove, contract.AnswerTimeoutHeader)
+	} else {
+		set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(x.Route.AnswerTimeout.Milliseconds(), 10)})
+	}
 	return &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), ClearRouteCache: true}, nil
 }
 

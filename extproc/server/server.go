@@ -93,10 +93,10 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			return
 		}
 		cause := lv.cause
-		if !lv.complete && cause == nil {
-			cause = ErrClientGone
-		}
 		dctx := context.WithoutCancel(ctx)
+		if !lv.complete && cause == nil {
+			cause = s.unfinished(dctx, lv)
+		}
 		// An attempt whose outcome never came ended with no answer for the
 		// client and no failure Envoy logged: the client left, or the
 		// gateway gave up. Not its provider's doing.

@@ -158,6 +158,10 @@ func TestRequestLifecycle(t *testing.T) {
 	if got := setOf(c.GetHeaderMutation())["x-envoy-max-retries"]; got != "0" {
 		t.Errorf("x-envoy-max-retries = %q, want 0 for a one-target plan", got)
 	}
+	// A stream is bounded by idle timeouts only: answer_timeout would cut it.
+	if _, set := setOf(c.GetHeaderMutation())[contract.AnswerTimeoutHeader]; set || !contains(c.GetHeaderMutation().GetRemoveHeaders(), contract.AnswerTimeoutHeader) {
+		t.Errorf("a stream's %s is not removed: %v", contract.AnswerTimeoutHeader, c.GetHeaderMutation())
+	}
 	groups := resp.GetDynamicMetadata().GetFields()[contract.RouteMetadataNamespace].GetStructValue().GetFields()["priority_groups"].GetListValue().GetValues()
 	if len(groups) != 1 || groups[0].GetStructValue().GetFields()["name"].GetStringValue() != "oa" {
 		t.Errorf("priority groups = %v", groups)
@@ -351,6 +355,9 @@ func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
 	}}})
 	if got := setOf(resp.GetRequestBody().GetResponse().GetHeaderMutation())["x-envoy-max-retries"]; got != "1" {
 		t.Fatalf("x-envoy-max-retries = %q, want 1 for a two-target plan", got)
+	}
+	if got := setOf(resp.GetRequestBody().GetResponse().GetHeaderMutation())[contract.AnswerTimeoutHeader]; got != "600000" {
+		t.Errorf("%s = %q, want the default answer_timeout of 10m for a non-streamed answer", contract.AnswerTimeoutHeader, got)
 	}
 	up := h.stream(t, "upstream")
 	ar := send(t, up, attemptRequest("rid-3", 2, "provider_oa"))
