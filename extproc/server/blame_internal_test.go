@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -33,6 +35,46 @@ func TestProviderTimed(t *testing.T) {
 			}
 			if got := providerTimed(x, a, t0.Add(tt.endAfter)); got != tt.want {
 				t.Errorf("cause %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnfinished: a non-streamed answer cut after its headers is the
+// provider's timeout only once the route's answer_timeout has (nearly)
+// run; earlier, or on a stream, or before any headers, the client left.
+func TestUnfinished(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tests := []struct {
+		name      string
+		status    int
+		streaming bool
+		endAfter  time.Duration
+		timedOut  bool
+	}{
+		{"body unfinished at answer_timeout", 200, false, 3 * time.Second, true},
+		{"client left while the body came", 200, false, time.Second, false},
+		{"stream ended early", 200, true, 3 * time.Second, false},
+		{"no headers yet", 0, false, 3 * time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := &filters.Exchange{Route: &policy.Route{AnswerTimeout: 3 * time.Second}, Plan: make([]filters.Target, 1)}
+			a, _ := x.NewAttempt(1, t0)
+			a.Sent = t0
+			a.Finish(filters.Outcome{Status: tt.status})
+			x.Response.Status = tt.status
+			s := &Server{now: func() time.Time { return t0.Add(tt.endAfter) }}
+			err := s.unfinished(context.Background(), &live{x: x, chain: &filters.Chain{}, streaming: tt.streaming})
+			if got := !errors.Is(err, ErrClientGone); got != tt.timedOut {
+				t.Fatalf("provider timeout %v (%v), want %v", got, err, tt.timedOut)
+			}
+			o := a.Outcome()
+			if tt.timedOut && (o.Status != 0 || o.Cause != filters.CauseTimeout || x.Response.Status != 504) {
+				t.Errorf("outcome %+v, response %d: want the attempt amended to a timeout and a 504", o, x.Response.Status)
+			}
+			if !tt.timedOut && o.Status != tt.status {
+				t.Errorf("outcome %+v amended though the client left", o)
 			}
 		})
 	}
