@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -170,5 +171,42 @@ func TestWriterLetsHoldsGo(t *testing.T) {
 	w.Release(genRecords(1, 24)[0].RequestID)
 	if got := hs.Pending(); got != 0 {
 		t.Errorf("after Release: %d held, want 0", got)
+	}
+}
+
+// TestWriterFlushAnsweredWaitsForHolds: the record of an answer the client
+// has, held until its request ends, is in the ledger once FlushAnswered
+// returns; until the request ends FlushAnswered does not return.
+func TestWriterFlushAnsweredWaitsForHolds(t *testing.T) {
+	dir := t.TempDir()
+	sp, _ := openSpool(t, dir)
+	hs, _, err := spool.Open(dir, "ledger-held", spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	f := newFakeLedger()
+	w, _, _ := newTestWriter(t, f, WriterOptions{Spool: sp, HoldSpool: hs})
+	rs := genRecords(2, 25)
+	for _, r := range rs {
+		w.Hold(r)
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatalf("Flush with nothing queued: %v", err)
+	}
+	dead, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := w.FlushAnswered(dead); err == nil {
+		t.Fatal("FlushAnswered returned while two answered requests had not ended")
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.FlushAnswered(t.Context()) }()
+	w.Write(rs[0])
+	w.Release(rs[1].RequestID)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ids(); !slices.Equal(got, []string{rs[0].RequestID}) {
+		t.Errorf("ledger after FlushAnswered: %v, want [%s]", got, rs[0].RequestID)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,6 +110,10 @@ type Writer struct {
 	// not yet released; held has those not released.
 	holdOrder []string
 	held      map[string]struct{}
+	// released is closed and replaced when a hold is let go while
+	// holdWaiters > 0 (FlushAnswered calls waiting).
+	released    chan struct{}
+	holdWaiters int
 
 	wake    chan struct{}
 	stop    context.CancelFunc
@@ -123,7 +128,7 @@ func NewWriter(l Sink, o WriterOptions) *Writer {
 	w := &Writer{
 		ledger: l, o: o, metrics: o.Metrics, log: o.Logger,
 		progress: make(chan struct{}), wake: make(chan struct{}, 1),
-		stop: stop, stopped: make(chan struct{}), held: map[string]struct{}{},
+		stop: stop, stopped: make(chan struct{}), held: map[string]struct{}{}, released: make(chan struct{}),
 	}
 	if o.Spool == nil {
 		o.HoldSpool, o.Held = nil, nil
@@ -212,6 +217,10 @@ func (w *Writer) release(id string) {
 		return
 	}
 	delete(w.held, id)
+	if w.holdWaiters > 0 {
+		close(w.released)
+		w.released = make(chan struct{})
+	}
 	n := 0
 	for n < len(w.holdOrder) {
 		if _, still := w.held[w.holdOrder[n]]; still {
@@ -320,6 +329,44 @@ func (w *Writer) Flush(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("ledger: flush: %d records still queued: %w", queued, ctx.Err())
 		case <-progress:
+		}
+	}
+}
+
+// FlushAnswered is Flush for every answer released so far: it first waits
+// until the request of each record held at the call has ended (its final
+// record queued, or the hold let go), then until the records queued by then
+// are written. A client that has its answer can then read its request in
+// the ledger, although the request's end (Done) may come after the answer's
+// last byte.
+func (w *Writer) FlushAnswered(ctx context.Context) error {
+	w.mu.Lock()
+	waiting := make([]string, 0, len(w.held))
+	for id := range w.held {
+		waiting = append(waiting, id)
+	}
+	w.holdWaiters++
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.holdWaiters--
+		w.mu.Unlock()
+	}()
+	for {
+		w.mu.Lock()
+		waiting = slices.DeleteFunc(waiting, func(id string) bool {
+			_, still := w.held[id]
+			return !still
+		})
+		released := w.released
+		w.mu.Unlock()
+		if len(waiting) == 0 {
+			return w.Flush(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ledger: flush: %d answered requests not ended yet: %w", len(waiting), ctx.Err())
+		case <-released:
 		}
 	}
 }

@@ -76,15 +76,15 @@ func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimens
 	return rep, nil
 }
 
-// ready waits for the writer to hand the ledger every record queued so
-// far, so that a read misses none.
+// ready waits for the writer to hand the ledger the record of every answer
+// released so far, so that a read misses none.
 func (s Source) ready(ctx context.Context) error {
 	if s.Ledger == nil {
 		return unavailable()
 	}
 	if s.Writer != nil {
 		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
-		err := s.Writer.Flush(fctx)
+		err := s.Writer.FlushAnswered(fctx)
 		cancel()
 		if err != nil {
 			return unavailable()
