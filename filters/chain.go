@@ -47,8 +47,8 @@ type ResponseChunkHook interface {
 }
 
 // CompleteHook runs once per answer that completes: when its last piece
-// has passed every response-body hook, before it is released to the
-// client. It sees what Done sees for a completed answer, except the
+// has passed every response-body hook, or when a filter answered the
+// request itself, before it is released to the client. It sees what Done sees for a completed answer, except the
 // outcomes of retried attempts, which Envoy reports later. It is for what
 // must be on record before the client has its answer (the usage filter
 // spools the request's record, in case the process dies before Done).
@@ -217,11 +217,17 @@ func (c *Chain) ResponseChunk(ctx context.Context, x *Exchange, ch *Chunk) error
 		}
 	}
 	if ch.EOS {
-		for _, h := range c.complete {
-			h.Complete(ctx, x)
-		}
+		c.Complete(ctx, x)
 	}
 	return nil
+}
+
+// Complete runs the complete hooks: after the last response chunk, or
+// before a reply a filter made itself (a cache hit, say) is released.
+func (c *Chain) Complete(ctx context.Context, x *Exchange) {
+	for _, h := range c.complete {
+		h.Complete(ctx, x)
+	}
 }
 
 // Done runs every filter's Done hook in descending order. The server calls

@@ -48,6 +48,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	}
 	if r := x.TakeReply(); r != nil {
 		x.Response.Status = r.Status
+		lv.chain.Complete(ctx, x)
 		return lv, replyResponse(id, r)
 	}
 	if h.GetEndOfStream() {
@@ -85,6 +86,9 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	}
 	if r := x.TakeReply(); r != nil {
 		x.Response.Status = r.Status
+		// A reply of the chain's own is an answer too: on record before
+		// the client has it.
+		lv.chain.Complete(ctx, x)
 		return nil, replyResponse(x.ID, r)
 	}
 	if len(x.Plan) == 0 {

@@ -64,8 +64,13 @@ func newHarnessWith(t *testing.T, mon *health.Monitor) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, &server.Runtime{Policy: p, Chains: chains})
+}
+
+// serve runs a server of rt on an in-memory connection.
+func serve(t *testing.T, rt *server.Runtime) *harness {
+	t.Helper()
 	h := &harness{}
-	rt := &server.Runtime{Policy: p, Chains: chains}
 	h.srv = server.New(func() *server.Runtime { return rt }, slog.New(slog.DiscardHandler))
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer()
