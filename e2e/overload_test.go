@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
 // flood sends chat requests for model from workers goroutines for d (at
@@ -106,4 +107,22 @@ func sampleMax(url, name string, interval time.Duration) func() float64 {
 		}
 	}()
 	return func() float64 { close(stop); return <-done }
+}
+
+// TestClientTimeoutHeadersIgnored: a client that asks Envoy's router for a
+// 1 ms per-try timeout (or its own retry rules) does not get it, so it
+// cannot make a healthy provider's attempts time out and have it blamed.
+func TestClientTimeoutHeadersIgnored(t *testing.T) {
+	s := startStack(t, harness.Options{})
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(100 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		a := chatAs(t, fresh, s, demoKey, "gpt-4o-mini", 10,
+			"x-envoy-upstream-rq-per-try-timeout-ms", "1", "x-envoy-upstream-rq-timeout-ms", "1",
+			"x-envoy-retry-on", "5xx", "x-envoy-hedge-on-per-try-timeout", "true")
+		if a.status != http.StatusOK || a.header.Get("X-Provider-Used") != "openai" {
+			t.Fatalf("%d from %q: %s; want 200 from openai, whatever the client's timeout headers say", a.status, a.header.Get("X-Provider-Used"), a.body)
+		}
+	}
 }

@@ -16,6 +16,18 @@ import (
 // clientCredentialHeaders never reach a provider.
 var clientCredentialHeaders = []string{"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"}
 
+// clientRouterHeaders are the request headers Envoy's router obeys for
+// timeouts, retries and hedging. ext_proc sets the ones the gateway wants
+// (x-envoy-max-retries, the answer timeout); a client's own would shorten
+// an attempt's timeout and have a healthy provider blamed, or change what
+// is retried. Envoy drops them itself only for requests it deems external,
+// which depends on its internal-address configuration.
+var clientRouterHeaders = []string{
+	"x-envoy-upstream-rq-per-try-timeout-ms", "x-envoy-retry-on", "x-envoy-retry-grpc-on",
+	"x-envoy-retriable-status-codes", "x-envoy-retriable-header-names", "x-envoy-hedge-on-per-try-timeout",
+	"x-envoy-upstream-rq-timeout-alt-response", "x-envoy-expected-rq-timeout-ms", "x-envoy-upstream-stream-duration-ms",
+}
+
 func toHeaders(m *corev3.HeaderMap) filters.Headers {
 	hs := make(filters.Headers, 0, len(m.GetHeaders()))
 	for _, h := range m.GetHeaders() {

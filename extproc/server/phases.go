@@ -97,7 +97,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set, remove := x.TakeRequestMutations()
 	retries := min(len(x.Plan), x.Route.Attempts) - 1
 	set = append(set, filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)})
-	remove = append(remove, clientCredentialHeaders...)
+	remove = append(append(remove, clientCredentialHeaders...), clientRouterHeaders...)
 	if x.Chat != nil && x.Chat.Stream {
 		remove = append(remove, contract.AnswerTimeoutHeader)
 	} else {

@@ -163,6 +163,12 @@ func TestRequestLifecycle(t *testing.T) {
 	if got := setOf(c.GetHeaderMutation())["x-envoy-max-retries"]; got != "0" {
 		t.Errorf("x-envoy-max-retries = %q, want 0 for a one-target plan", got)
 	}
+	// The router obeys no client's timeouts or retry rules.
+	for _, k := range []string{"x-envoy-upstream-rq-per-try-timeout-ms", "x-envoy-retry-on", "x-envoy-hedge-on-per-try-timeout"} {
+		if !contains(c.GetHeaderMutation().GetRemoveHeaders(), k) {
+			t.Errorf("a client's %s reaches Envoy's router: %v", k, c.GetHeaderMutation())
+		}
+	}
 	// A stream is bounded by idle timeouts only: answer_timeout would cut it.
 	if _, set := setOf(c.GetHeaderMutation())[contract.AnswerTimeoutHeader]; set || !contains(c.GetHeaderMutation().GetRemoveHeaders(), contract.AnswerTimeoutHeader) {
 		t.Errorf("a stream's %s is not removed: %v", contract.AnswerTimeoutHeader, c.GetHeaderMutation())
