@@ -1,9 +1,10 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/switchyard/switchyard/apischema/jsonform"
 )
 
 // Version is the anthropic-version the gateway speaks and sends upstream
@@ -39,24 +40,12 @@ type Blocks []Block
 
 // UnmarshalJSON implements [json.Unmarshaler].
 func (bs *Blocks) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*bs = Blocks{{Type: "text", Text: s}}
-		return nil
-	}
-	if len(b) == 0 || b[0] != '[' {
+	many, err := jsonform.OneOrMany(b, func(s string) Block { return Block{Type: "text", Text: s} })
+	if errors.Is(err, jsonform.ErrShape) {
 		return errors.New("content must be a string or an array of content blocks")
 	}
-	var many []Block
-	if err := json.Unmarshal(b, &many); err != nil {
-		return err
-	}
 	*bs = many
-	return nil
+	return err
 }
 
 // Text is a system prompt: a string or an array of text blocks, read as

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/switchyard/switchyard/apischema/jsonform"
 )
 
 // ChatRequest is a POST /v1/chat/completions body. Pointer fields are
@@ -266,21 +268,12 @@ type StringList []string
 
 // UnmarshalJSON implements [json.Unmarshaler].
 func (s *StringList) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
+	if string(bytes.TrimSpace(b)) == "null" {
 		*s = nil
 		return nil
-	case len(b) > 0 && b[0] == '"':
-		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		*s = StringList{one}
-		return nil
 	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
+	many, err := jsonform.OneOrMany(b, func(one string) string { return one })
+	if err != nil {
 		return errors.New("must be a string or an array of strings")
 	}
 	*s = many

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/switchyard/switchyard/apischema/jsonform"
 )
 
 // Request is a POST /v1/responses body. Pointer fields are optional; nil
@@ -45,23 +47,18 @@ type Input struct {
 
 // UnmarshalJSON implements [json.Unmarshaler].
 func (in *Input) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
+	if string(bytes.TrimSpace(b)) == "null" {
 		*in = Input{}
 		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*in = Input{Set: true, Items: []Item{{Type: ItemMessage, Role: "user", Content: Contents{{Type: "input_text", Text: s}}}}}
-		return nil
-	case len(b) > 0 && b[0] == '[':
-		*in = Input{Set: true}
-		return json.Unmarshal(b, &in.Items)
 	}
-	return errors.New("input must be a string or an array of input items")
+	items, err := jsonform.OneOrMany(b, func(s string) Item {
+		return Item{Type: ItemMessage, Role: "user", Content: Contents{{Type: "input_text", Text: s}}}
+	})
+	if errors.Is(err, jsonform.ErrShape) {
+		return errors.New("input must be a string or an array of input items")
+	}
+	*in = Input{Set: true, Items: items}
+	return err
 }
 
 // Item types.
@@ -95,24 +92,12 @@ type Contents []Part
 
 // UnmarshalJSON implements [json.Unmarshaler].
 func (c *Contents) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*c = Contents{{Type: "input_text", Text: s}}
-		return nil
-	}
-	if len(b) == 0 || b[0] != '[' {
+	parts, err := jsonform.OneOrMany(b, func(s string) Part { return Part{Type: "input_text", Text: s} })
+	if errors.Is(err, jsonform.ErrShape) {
 		return errors.New("content must be a string or an array of content parts")
 	}
-	var parts []Part
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return err
-	}
 	*c = parts
-	return nil
+	return err
 }
 
 // Part is one content part: input_text, input_image, input_file (a user's),
