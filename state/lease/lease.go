@@ -780,7 +780,7 @@ func (s *Store) flush(all bool) {
 				continue
 			}
 			keep = append(keep, l)
-			if now.Sub(l.taken) >= s.o.MaxAge && l.used.After(l.taken) && !set.loading {
+			if now.Sub(l.taken) >= s.o.MaxAge && l.used.After(l.taken) && !set.loading && !s.closed {
 				// A lease that lent is replaced by a fresh one, so spend
 				// reaches the store within about MaxAge; one that did not
 				// is left to go idle.

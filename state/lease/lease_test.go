@@ -36,6 +36,15 @@ func fast(m *Metrics) Options {
 	return Options{Metrics: m, Tick: 10 * time.Millisecond, MaxAge: 50 * time.Millisecond, Idle: 30 * time.Millisecond}
 }
 
+// waitTakes waits for the lease takes under way. flushing is held so that
+// Run's tick starts none while the group is waited for (a WaitGroup must
+// not grow from zero during a Wait).
+func waitTakes(s *Store) {
+	s.flushing.Lock()
+	defer s.flushing.Unlock()
+	s.bg.Wait()
+}
+
 func start(t *testing.T, inner store.Store, o Options) *Store {
 	t.Helper()
 	s := New(inner, o)
@@ -146,7 +155,7 @@ func TestLeases(t *testing.T) {
 				spent += actual
 				tokens += used
 				if i%16 == 0 {
-					s.bg.Wait() // the leases being taken, as a busy machine may delay them
+					waitTakes(s) // as a busy machine may delay them
 				}
 			}
 			s.Close()
@@ -453,7 +462,7 @@ func TestIdleLeasesGoBack(t *testing.T) {
 		}
 		spent += 7
 		if i%16 == 0 {
-			s.bg.Wait()
+			waitTakes(s)
 		}
 	}
 	line := request(0, 0, 1_000_000_000, 0).Lines[0]
