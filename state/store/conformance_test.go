@@ -301,6 +301,19 @@ func testReserveCommitRelease(t *testing.T, newReplica func(Clock) Store) {
 		wantView(t, b, line, budgetView{2_100_000, 2_900_000, 0})
 		settle(t, b, true, "r5", 0, OutcomeCommitted, nil)
 	})
+	t.Run("a reservation of nothing commits and releases", func(t *testing.T) {
+		// The Spooler's Record opens one to commit spend no reservation
+		// covered.
+		own := BudgetLine{Scope: acmeKey, Period: Daily, Limit: 1_000}
+		for _, id := range []string{"zero-commit", "zero-release"} {
+			if err := a.Reserve(ctx, rid(id), []BudgetLine{own}, 0, budgetTTL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		settle(t, b, true, "zero-commit", 40, OutcomeCommitted, nil)
+		settle(t, b, false, "zero-release", 0, OutcomeReleased, nil)
+		wantView(t, a, own, budgetView{40, 0, 960})
+	})
 	t.Run("unknown IDs", func(t *testing.T) {
 		settle(t, a, true, "nope", 5, 0, ErrUnknownReservation)
 		settle(t, b, false, "nope", 0, 0, ErrUnknownReservation)

@@ -19,6 +19,9 @@ end
 -- negated is the integer string s with its sign flipped, exactly: the
 -- number -tonumber(s) would print as 1.2345678901234e+14 past 14 digits.
 local function negated(s)
+  if s == '0' then
+    return s -- Redis refuses '-0' as an integer
+  end
   if string.sub(s, 1, 1) == '-' then
     return string.sub(s, 2)
   end
