@@ -61,6 +61,20 @@ func TestRedisOutage(t *testing.T) {
 			return err
 		}},
 		{"reserve", func() error { return s.Reserve(ctx, rid("r9"), []BudgetLine{line}, 1, time.Hour) }},
+		// A tenant this process has not seen yet: the admission fails
+		// before its round trip, and the provider's windows with it.
+		{"admit", func() error {
+			fresh := Scope{Tenant: "fresh"}
+			res, err := s.Admit(ctx, Admission{
+				Tenant: "fresh", ID: ReservationID{Tenant: "fresh", Request: "r1"}, Amount: 1, TTL: time.Hour,
+				Lines:    []BudgetLine{{Scope: fresh, Period: Daily, Limit: 1_000_000}},
+				Provider: &WindowsCall{Group: "provider:p", Lines: []WindowLine{{Name: "rpm", Limit: 1, Size: time.Minute, Amount: 1}}},
+			})
+			if err != nil && !errors.Is(res.ProviderErr, ErrUnavailable) {
+				t.Errorf("the admission failed with %v, its provider windows with %v; want ErrUnavailable for both", err, res.ProviderErr)
+			}
+			return err
+		}},
 		{"commit", func() error { _, err := s.Commit(ctx, rid("r2"), 1); return err }},
 		{"release", func() error { _, err := s.Release(ctx, rid("r2")); return err }},
 		{"budget", func() error { _, err := s.Budget(ctx, line); return err }},

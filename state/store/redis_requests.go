@@ -21,7 +21,14 @@ func (r *Redis) Admit(ctx context.Context, a Admission) (AdmissionResult, error)
 	keys := []string{r.expiryKey(a.Tenant)}
 	if a.reserves() {
 		if err := r.indexTenant(ctx, "admit", a.Tenant); err != nil {
-			return AdmissionResult{}, err
+			// Nothing was sent, the provider's windows included: their
+			// error is this one (a caller reads ProviderErr to know whether
+			// Provider holds an answer).
+			res := AdmissionResult{}
+			if a.Provider != nil {
+				res.ProviderErr = err
+			}
+			return res, err
 		}
 		keys = append(keys, r.resKey(a.ID))
 	}
