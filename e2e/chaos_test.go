@@ -658,3 +658,141 @@ func chatRouteWith(t *testing.T, settings ...string) string {
 	}
 	return out
 }
+
+// TestChaosBudgetSpoolOutlivesTheProcess: Redis goes down (killed; it
+// keeps what it acknowledged in its append-only file, as a production
+// Redis with persistence does) while a tenant whose limits fail open is
+// served. ext_proc keeps the budget commits Redis cannot take (its
+// requests' spend, and the spend its budget leases had lent) in its disk
+// spool; it is killed (kill -9) with Redis still down and restarted, and
+// serves on; then Redis comes back. The restarted process replays what the
+// dead one kept and what it kept itself: the tenant's committed spend
+// equals what its ledger rows cost, every commit counted exactly once (none
+// lost, none twice, none dropped). What the dead process still held (a
+// budget lease that lent nothing) is indexed for the sweep.
+func TestChaosBudgetSpoolOutlivesTheProcess(t *testing.T) {
+	const lenientKey, strictKey = "sk-e2e-lenient", "sk-e2e-strict"
+	s := startStack(t, harness.Options{RedisDurable: true, Overlay: map[string]string{
+		"tenants.yaml": fmt.Sprintf(outageTenants, store.HashKey(lenientKey), store.HashKey(strictKey)),
+	}})
+	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
+	value := func(name string, match ...string) float64 {
+		t.Helper()
+		v, err := harness.MetricSum(metrics, name, match...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	waitFor := func(what string, d time.Duration, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(d); !ok(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v", what, d)
+			}
+		}
+	}
+	var ids []string
+	serve := func(n int, when string) {
+		t.Helper()
+		for range n {
+			a := chatAs(t, http.DefaultClient, s, lenientKey, "gpt-4o-mini", 10)
+			if a.status != http.StatusOK {
+				t.Fatalf("%s: %d %s, want every request of a fail-open tenant served", when, a.status, a.body)
+			}
+			ids = append(ids, a.header.Get("X-Request-Id"))
+		}
+	}
+	serve(30, "Redis up")
+	s.Kill("redis")
+	// First from the budget lease taken before the outage, while it lasts
+	// (a lease is retired within four lease ages, 4 s, and the spend it
+	// lent spooled, with no Redis to take it), then one by one, each
+	// admitted open and its spend spooled (Spooler.Record).
+	serve(20, "Redis down")
+	time.Sleep(4*time.Second + time.Second)
+	serve(20, "Redis down, the lease retired")
+	// Each request is settled just after its client has the answer.
+	waitFor("every request settled", 10*time.Second, func() bool {
+		return value("switchyard_quota_settlements_total") >= float64(len(ids))
+	})
+	kept := value("switchyard_store_spool_depth")
+	onDisk := value("switchyard_spool_bytes", `spool="budget"`)
+	t.Logf("before the kill: %.0f budget commits spooled (%.0f bytes on disk); budget leases taken %.0f, spooled %.0f",
+		kept, onDisk, value("switchyard_lease_budget_leases_total", `outcome="taken"`), value("switchyard_lease_budget_leases_total", `outcome="spooled"`))
+	if kept == 0 || onDisk == 0 {
+		t.Fatal("nothing was spooled during the outage: the case proves nothing")
+	}
+
+	killed := time.Now()
+	s.Kill("extproc-0")
+	if err := s.Restart("extproc-0"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("ext_proc restarted", 30*time.Second, func() bool {
+		_, err := harness.MetricSum(metrics, "switchyard_store_spool_depth")
+		return err == nil
+	})
+	if left := value("switchyard_store_spool_depth"); left < kept {
+		t.Errorf("the restarted process queued %.0f budget commits for replay, the dead one had kept %.0f", left, kept)
+	}
+	serve(10, "Redis down, ext_proc restarted")
+
+	if err := s.Restart("redis"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the spool replayed once Redis was back", 30*time.Second, func() bool { return value("switchyard_store_spool_depth") == 0 })
+	replayed := value("switchyard_store_replayed_commits_total")
+	dropped := value("switchyard_store_dropped_commits_total")
+	t.Logf("after Redis came back: the restarted process replayed %.0f budget commits, dropped %.0f", replayed, dropped)
+	if replayed < kept {
+		t.Errorf("replayed %.0f budget commits, want at least the %.0f the dead process kept", replayed, kept)
+	}
+	if dropped != 0 {
+		t.Errorf("%.0f spooled budget commits were dropped", dropped)
+	}
+
+	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
+	defer rc.Close()
+	st := store.NewRedis(rc, store.Options{})
+	pol, err := policy.Load(s.PolicyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := store.BudgetLine{Scope: store.Scope{Tenant: "lenient"}, Period: store.Daily, Limit: pol.Tenants[1].Budget.DailyMicros}
+	rows := ledgerRecords(t, s)
+	var billed int64
+	for _, id := range ids {
+		r, ok := rows[id]
+		if !ok {
+			t.Errorf("served request %s has no ledger row", id)
+			continue
+		}
+		billed += r.CostMicros
+	}
+	var tenantRows int64
+	for _, r := range rows {
+		if r.Tenant == "lenient" {
+			tenantRows += r.CostMicros
+		}
+	}
+	// The restarted process's own leases commit once idle (3 s).
+	var b store.BudgetState
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if b, err = st.Budget(t.Context(), line); err != nil {
+			t.Fatal(err)
+		}
+		if b.Spent >= tenantRows || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("lenient: %d requests served, their ledger rows cost %d micro-USD (all its rows %d); Redis says spent %d, reserved %d",
+		len(ids), billed, tenantRows, b.Spent, b.Reserved)
+	if tenantRows != billed {
+		t.Errorf("the tenant's ledger rows cost %d micro-USD, its served requests' %d", tenantRows, billed)
+	}
+	if b.Spent != tenantRows {
+		t.Errorf("committed spend %d micro-USD, the ledger's rows cost %d: a commit was lost or counted twice", b.Spent, tenantRows)
+	}
+	assertHoldsExpire(t, s, "lenient", killed, policy.DefaultQuotaArgs().ReservationTTL)
+}

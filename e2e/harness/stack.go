@@ -75,7 +75,12 @@ type Options struct {
 	// share the listener port (SO_REUSEPORT), the control plane and Redis.
 	Replicas int
 	Redis    RedisMode
-	Simulate Simulate
+	// RedisDurable runs Redis with an append-only file written through on
+	// every command, so that a Redis killed and restarted (Restart) comes
+	// back with all it had acknowledged, as a production Redis with
+	// persistence does; without it Redis keeps nothing on disk.
+	RedisDurable bool
+	Simulate     Simulate
 	// CACertFile is the trust bundle Envoy checks https providers against
 	// (xds -ca-file); empty: the system's.
 	CACertFile string
@@ -339,8 +344,12 @@ func (s *Stack) RestartRedis() error {
 }
 
 func (s *Stack) runRedis(o Options, path string, port int) error {
-	if err := s.start(o, "redis", path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.Dir); err != nil {
+	persist := []string{"--appendonly", "no"}
+	if o.RedisDurable {
+		persist = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--dir", s.Dir}, persist...)
+	if err := s.start(o, "redis", path, args...); err != nil {
 		return err
 	}
 	s.RedisAddr = addr(port)
