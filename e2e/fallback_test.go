@@ -174,3 +174,77 @@ func TestFirstByteTimeoutFailsOver(t *testing.T) {
 		}
 	}
 }
+
+// TestProvidersGetOnlyTheGatewaysRequest sends a request full of client
+// headers a provider must never see (the end user's address, cookies,
+// the client's organization, router and internal headers) and checks what
+// the provider got: on the first attempt, which ext_proc translates in its
+// reply to the request body and Envoy sends without the per-attempt
+// filter, and on a retry to another provider, which the per-attempt filter
+// translates afresh from the client's request.
+func TestProvidersGetOnlyTheGatewaysRequest(t *testing.T) {
+	s := fallbacks(t)
+	withheld := map[string]string{
+		"X-Forwarded-For": "203.0.113.7", "User-Agent": "probe/1", "Cookie": "session=s3cret",
+		"Openai-Organization": "org-client", "Anthropic-Beta": "client-beta", "X-User-Id": "u-42",
+		"X-Switchyard-Route": "admin", "X-Envoy-Retry-On": "5xx", "X-Envoy-Upstream-Rq-Per-Try-Timeout-Ms": "1",
+	}
+	for _, tc := range []struct {
+		name, model, fault, provider string
+	}{
+		{name: "first attempt", model: "gpt-4o-mini", provider: "openai"},
+		{name: "retried on another provider", model: "gpt-4o", fault: "openai", provider: "anthropic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.fault != "" {
+				if err := s.Sim.SetFault(tc.fault, providersim.Fault{Mode: providersim.FaultDown503}); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = s.Sim.ClearFault(tc.fault) }()
+			}
+			marker := "headers probe " + strings.ReplaceAll(tc.name, " ", "-")
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+				strings.NewReader(`{"model":"`+tc.model+`","messages":[{"role":"user","content":"`+marker+`"}]}`))
+			req.Header.Set("Authorization", "Bearer "+demoKey)
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range withheld {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Provider-Used") != tc.provider {
+				t.Fatalf("status %d from %q, want 200 from %s", resp.StatusCode, resp.Header.Get("X-Provider-Used"), tc.provider)
+			}
+			st, err := s.Sim.Stats(tc.provider)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range st.Recent {
+				if !strings.Contains(r.Body, marker) {
+					continue
+				}
+				for k := range withheld {
+					if v := r.Header.Get(k); v != "" {
+						t.Errorf("%s got %s: %q", tc.provider, k, v)
+					}
+				}
+				for k := range r.Header {
+					if strings.HasPrefix(strings.ToLower(k), "x-envoy-") || strings.HasPrefix(strings.ToLower(k), "x-switchyard-") || strings.EqualFold(k, "X-Forwarded-Proto") {
+						t.Errorf("%s got the gateway's own %s", tc.provider, k)
+					}
+				}
+				// The simulated providers of configs/local have no key.
+				for _, k := range []string{"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key"} {
+					if v := r.Header.Get(k); v != "" {
+						t.Errorf("%s got %s %q, from a policy that gives it no key", tc.provider, k, v)
+					}
+				}
+				return
+			}
+			t.Fatalf("%s recorded no request with %q", tc.provider, marker)
+		})
+	}
+}

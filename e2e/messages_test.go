@@ -17,9 +17,11 @@ const messageMetric = "switchyard_extproc_message_duration_seconds_count"
 // metrics, the ext_proc messages Envoy sends for each kind of request, so a
 // change that asks Envoy for more fails here. The request-blocking messages
 // are the router level's four (request headers and body, response headers
-// and body) and one per attempt (its request headers); how an attempt
-// ended comes with the answer or, for a retried one, in Envoy's attempt log
-// (phase attempt_log), which blocks no request.
+// and body) and one per retried attempt (its request headers): the first
+// attempt is translated in the reply to the request body and skips the
+// per-attempt filter. How an attempt ended comes with the answer or, for a
+// retried one, in Envoy's attempt log (phase attempt_log), which blocks no
+// request.
 func TestExtProcMessagesPerRequest(t *testing.T) {
 	s := fallbacks(t)
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
@@ -64,18 +66,19 @@ func TestExtProcMessagesPerRequest(t *testing.T) {
 		fault  string // provider made to answer 503
 		status int
 		// want is the exact number of blocking messages; for a stream,
-		// the router level's four plus one per body chunk, at most one
-		// chunk per event (and the end).
+		// the router level's three before the body plus one per body
+		// chunk, at most one chunk per event (and the end).
 		want      int
 		stream    bool
 		attemptLg int // attempt-log entries expected (non-blocking)
 	}{
-		{name: "same protocol", key: "sk-local-demo", body: chat("gpt-4o-mini", false), status: 200, want: 5},
-		{name: "translated", key: "sk-local-demo", body: chat("claude-3-5-haiku", false), status: 200, want: 5},
+		{name: "same protocol", key: "sk-local-demo", body: chat("gpt-4o-mini", false), status: 200, want: 4},
+		{name: "translated", key: "sk-local-demo", body: chat("claude-3-5-haiku", false), status: 200, want: 4},
 		{name: "streamed", key: "sk-local-demo", body: chat("gpt-4o-mini", true), status: 200, stream: true},
 		{name: "streamed translated", key: "sk-local-demo", body: chat("claude-3-5-haiku", true), status: 200, stream: true},
-		{name: "retried on another provider", key: "sk-local-demo", body: chat("gpt-4o-mini", false), fault: "openai", status: 200, want: 6, attemptLg: 1},
+		{name: "retried on another provider", key: "sk-local-demo", body: chat("gpt-4o-mini", false), fault: "openai", status: 200, want: 5, attemptLg: 1},
 		{name: "refused: unknown key", key: "sk-not-a-key", body: chat("gpt-4o-mini", false), status: 401, want: 1},
+		{name: "refused: unknown model", key: "sk-local-demo", body: chat("gpt-9-ultra", false), status: 404, want: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,8 +95,8 @@ func TestExtProcMessagesPerRequest(t *testing.T) {
 			}
 			got := int(blocking() - before)
 			if tt.stream {
-				if got < 5 || got > 4+events+1 {
-					t.Errorf("%d blocking ext_proc messages for a stream of %d events, want 4 plus at most one per event and the end", got, events)
+				if got < 4 || got > 3+events+1 {
+					t.Errorf("%d blocking ext_proc messages for a stream of %d events, want 3 plus at most one per event and the end", got, events)
 				}
 			} else if got != tt.want {
 				t.Errorf("%d blocking ext_proc messages, want %d", got, tt.want)

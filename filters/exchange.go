@@ -253,6 +253,12 @@ func (x *Exchange) NewAttempt(n int, now time.Time) (*Attempt, bool) {
 	if n <= 0 {
 		n = len(x.attempts) + 1
 	}
+	// One request per attempt number: a second would be a stream this
+	// exchange never planned (an attempt translated on the router level
+	// that Envoy sent through the per-attempt filter anyway).
+	if slices.ContainsFunc(x.attempts, func(a *Attempt) bool { return a.N == n }) {
+		return nil, false
+	}
 	a := &Attempt{N: n, Target: x.Plan[min(n, len(x.Plan))-1], Started: now}
 	// Streams of successive attempts may reach ext_proc out of order, so
 	// the list is kept sorted by attempt number.

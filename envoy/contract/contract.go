@@ -41,10 +41,12 @@ const AnswerTimeoutHeader = "x-envoy-upstream-rq-timeout-ms"
 
 // RouteMetadataNamespace carries the per-request provider order from
 // ext_proc to Envoy's priority-group cluster specifier, under
-// [PriorityGroupsKey].
+// [PriorityGroupsKey], and under [TranslatedForKey] the cluster whose
+// provider the router-level reply already translated the request for.
 const (
 	RouteMetadataNamespace = "switchyard.route"
 	PriorityGroupsKey      = "priority_groups"
+	TranslatedForKey       = "translated_for"
 )
 
 // AccessLogMetadataNamespace carries what a request was and cost, from
@@ -55,6 +57,22 @@ const AccessLogMetadataNamespace = "switchyard"
 // and the access log reads back.
 var AccessLogKeys = []string{"tenant", "app", "key", "route", "requested_model", "model", "provider",
 	"input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd", "usage_estimated"}
+
+// RouteHeader names the policy route of a request that ext_proc has
+// translated for its first attempt. The translation rewrites :path to the
+// provider's, so Envoy can no longer find the route by the client's path:
+// it finds it by this header, which ext_proc sets on every request it
+// forwards (a client's own never survives that) and the route removes
+// before the request leaves.
+const RouteHeader = "x-switchyard-route"
+
+// RouteRemovedHeaders are the request headers the route removes before
+// the request leaves for a provider, ext_proc's router-level reply keeping
+// them: [RouteHeader] and x-forwarded-proto, which Envoy must still see
+// when it finds the route (it finds none for a request without
+// x-forwarded-proto), and x-envoy-external-address, the client's address,
+// which Envoy adds itself.
+var RouteRemovedHeaders = []string{RouteHeader, "x-forwarded-proto", "x-envoy-external-address"}
 
 // RouterMode is the router-level ext_proc filter's processing mode: the
 // whole request body (the router needs the model), the response headers,

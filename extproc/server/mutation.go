@@ -13,9 +13,6 @@ import (
 	"github.com/switchyard/switchyard/filters"
 )
 
-// clientCredentialHeaders never reach a provider.
-var clientCredentialHeaders = []string{"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"}
-
 // clientRouterHeaders are the request headers Envoy's router obeys for
 // timeouts, retries and hedging. ext_proc sets the ones the gateway wants
 // (x-envoy-max-retries, the answer timeout); a client's own would shorten
@@ -92,14 +89,15 @@ func immediate(status int, set []filters.Header, body []byte, details string) *e
 }
 
 // planMetadata names the providers to try, in order, for Envoy's
-// priority-group cluster specifier: group i is the provider of attempt i.
-func planMetadata(plan []filters.Target) *structpb.Struct {
+// priority-group cluster specifier (group i is the provider of attempt
+// i), and the cluster the first attempt was translated for.
+func planMetadata(plan []filters.Target, translatedFor string) *structpb.Struct {
 	groups := make([]any, len(plan))
 	for i, t := range plan {
 		groups[i] = map[string]any{"name": t.Provider().Name}
 	}
 	st, _ := structpb.NewStruct(map[string]any{
-		contract.RouteMetadataNamespace: map[string]any{contract.PriorityGroupsKey: groups},
+		contract.RouteMetadataNamespace: map[string]any{contract.PriorityGroupsKey: groups, contract.TranslatedForKey: translatedFor},
 	})
 	return st
 }

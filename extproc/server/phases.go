@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,57 +54,106 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	}
 	if h.GetEndOfStream() {
 		// No body will follow: run the body side now, on an empty body.
-		c, errResp := s.runBody(ctx, lv, nil)
+		c, md, errResp := s.runBody(ctx, lv, nil)
 		if errResp != nil {
 			return lv, errResp
 		}
-		return lv, headersResponse(c)
+		// A headers reply replaces the (absent) body only when told to.
+		c.Status = extprocv3.CommonResponse_CONTINUE_AND_REPLACE
+		resp := headersResponse(c)
+		resp.DynamicMetadata = md
+		return lv, resp
 	}
 	set, remove := x.TakeRequestMutations()
 	return lv, headersResponse(&extprocv3.CommonResponse{HeaderMutation: mutation(set, remove)})
 }
 
 func (s *Server) requestBody(ctx context.Context, lv *live, body []byte) *extprocv3.ProcessingResponse {
-	c, errResp := s.runBody(ctx, lv, body)
+	c, md, errResp := s.runBody(ctx, lv, body)
 	if errResp != nil {
 		return errResp
 	}
 	resp := bodyResponse(c)
-	if len(lv.x.Plan) > 0 {
-		resp.DynamicMetadata = planMetadata(lv.x.Plan)
-	}
+	resp.DynamicMetadata = md
 	return resp
 }
 
-// runBody runs the body side of the chain and says where to send the
-// request: the providers in order, the number of retries, and a cleared
-// route cache so Envoy re-reads them.
-func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3.CommonResponse, *extprocv3.ProcessingResponse) {
+// runBody runs the body side of the chain, translates the request for
+// its first attempt and says where to send it: the providers in order
+// (in the dynamic metadata it returns), the number of retries, and a
+// cleared route cache so Envoy re-reads them. The first attempt so costs
+// no message of its own: Envoy sends only the retries through the
+// per-attempt filter ([contract.FirstAttemptTranslated]).
+func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3.CommonResponse, *structpb.Struct, *extprocv3.ProcessingResponse) {
 	x := lv.x
 	x.Body = body
 	if err := lv.chain.RequestBody(ctx, x); err != nil {
-		return nil, s.reject(ctx, lv, err)
+		return nil, nil, s.reject(ctx, lv, err)
 	}
 	if r := x.TakeReply(); r != nil {
 		x.Response.Status = r.Status
 		// A reply of the chain's own is an answer too: on record before
 		// the client has it.
 		lv.chain.Complete(ctx, x)
-		return nil, replyResponse(x.ID, r)
+		return nil, nil, replyResponse(x.ID, r)
 	}
 	if len(x.Plan) == 0 {
-		return nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
+		return nil, nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
+	}
+	a, _ := x.NewAttempt(1, s.now())
+	up, err := s.translated(ctx, lv, a, x.Header)
+	if err != nil {
+		return nil, nil, s.reject(ctx, lv, err)
 	}
 	set, remove := x.TakeRequestMutations()
 	retries := min(len(x.Plan), x.Route.Attempts) - 1
-	set = append(set, filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)})
-	remove = append(append(remove, clientCredentialHeaders...), clientRouterHeaders...)
+	set = append(append(set, up.set...),
+		filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)},
+		filters.Header{Key: contract.RouteHeader, Value: x.Route.Name})
+	remove = append(append(remove, slices.DeleteFunc(up.remove, removedByRoute)...), clientRouterHeaders...)
 	if x.Chat != nil && x.Chat.Stream {
 		remove = append(remove, contract.AnswerTimeoutHeader)
 	} else {
 		set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(x.Route.AnswerTimeout.Milliseconds(), 10)})
 	}
-	return &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), ClearRouteCache: true}, nil
+	lv.unsent = a
+	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
+	return c, planMetadata(x.Plan, a.Target.Provider().Cluster), nil
+}
+
+func removedByRoute(k string) bool { return slices.Contains(contract.RouteRemovedHeaders, k) }
+
+// upstream is the header mutation that makes a client's request the
+// translated request of one attempt.
+type upstream struct {
+	set    []filters.Header
+	remove []string
+}
+
+// translated runs the attempt hooks for a, which translate the request
+// for its provider, and returns the headers that go with the translated
+// body: the provider's path, host and key, and the removal of every
+// header of hdrs a provider must not get. A refusal, or a request no
+// filter translated, ends the attempt with the error: it fails closed.
+func (s *Server) translated(ctx context.Context, lv *live, a *filters.Attempt, hdrs filters.Headers) (upstream, error) {
+	if err := lv.chain.Attempt(ctx, lv.x, a); err != nil {
+		a.Finish(filters.Outcome{Status: filters.AsError(err, lv.x.ID).Status})
+		return upstream{}, err
+	}
+	if a.Upstream.Path == "" {
+		a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
+		return upstream{}, errUntranslated
+	}
+	p := a.Target.Provider()
+	return upstream{
+		set: append([]filters.Header{
+			{Key: ":path", Value: a.Upstream.Path},
+			{Key: ":authority", Value: p.Authority()},
+			{Key: "accept-encoding", Value: "identity"},
+			{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))},
+		}, a.Upstream.Header...),
+		remove: withheld(hdrs),
+	}, nil
 }
 
 func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
@@ -228,32 +278,18 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 		}
 		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil, nil
 	}
-	if err := lv.chain.Attempt(ctx, x, a); err != nil {
+	up, err := s.translated(ctx, lv, a, hdrs)
+	if err != nil {
 		e := filters.AsError(err, id)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
 			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
-		a.Finish(filters.Outcome{Status: e.Status})
 		return errorResponse(id, e, x), nil, nil
 	}
-	if a.Upstream.Path == "" {
-		s.log.LogAttrs(ctx, slog.LevelError, "no filter translated the request; refusing to forward it", slog.String("request_id", id))
-		a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
-		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil, nil
-	}
-	p := a.Target.Provider()
-	set := append([]filters.Header{
-		{Key: ":path", Value: a.Upstream.Path},
-		{Key: ":authority", Value: p.Authority()},
-		{Key: "accept-encoding", Value: "identity"},
-		{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))},
-	}, a.Upstream.Header...)
-	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestHeaders{RequestHeaders: &extprocv3.HeadersResponse{
-		Response: &extprocv3.CommonResponse{
-			Status:         extprocv3.CommonResponse_CONTINUE_AND_REPLACE,
-			HeaderMutation: mutation(set, append(withheld(hdrs), "x-envoy-max-retries")),
-			BodyMutation:   bodyMutation(a.Upstream.Body),
-		},
-	}}}, lv, a
+	return headersResponse(&extprocv3.CommonResponse{
+		Status:         extprocv3.CommonResponse_CONTINUE_AND_REPLACE,
+		HeaderMutation: mutation(up.set, up.remove),
+		BodyMutation:   bodyMutation(a.Upstream.Body),
+	}), lv, a
 }
 
 // withheld lists the client's headers a provider must not get.

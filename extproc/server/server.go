@@ -60,6 +60,9 @@ type live struct {
 	complete bool
 	// buffered holds the response body of a buffered (non-stream) answer.
 	streaming bool
+	// unsent is the first attempt, translated in the reply about to go
+	// to Envoy; it is sent when that reply is.
+	unsent *filters.Attempt
 }
 
 // Process implements the ext_proc stream.
@@ -182,6 +185,10 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		s.metrics.observe(req, false, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
+		}
+		if lv != nil && lv.unsent != nil {
+			lv.x.MarkSent(lv.unsent, s.now())
+			lv.unsent = nil
 		}
 		if resp.GetImmediateResponse() != nil {
 			if lv != nil {

@@ -145,8 +145,9 @@ func setOf(m *extprocv3.HeaderMutation) map[string]string {
 	return out
 }
 
-// TestRequestLifecycle walks one request through both streams as Envoy
-// would: headers, body, one upstream attempt, response headers and body.
+// TestRequestLifecycle walks one request through the router-level stream
+// as Envoy would: headers, body (which carries the first attempt's
+// translation), response headers and body.
 func TestRequestLifecycle(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
@@ -178,30 +179,32 @@ func TestRequestLifecycle(t *testing.T) {
 		t.Errorf("priority groups = %v", groups)
 	}
 
-	// The per-attempt stream translates the request for the provider.
-	up := h.stream(t, "upstream")
-	ar := send(t, up, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
-		Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", "rid-1"),
-	}}})
-	ac := ar.GetRequestHeaders().GetResponse()
-	if ac.GetStatus() != extprocv3.CommonResponse_CONTINUE_AND_REPLACE {
-		t.Errorf("attempt status = %v", ac.GetStatus())
+	// The reply to the body carries the request translated for the first
+	// attempt, which so needs no message on the per-attempt stream.
+	if md := resp.GetDynamicMetadata().GetFields()[contract.RouteMetadataNamespace].GetStructValue().GetFields()[contract.TranslatedForKey]; md.GetStringValue() != "provider_oa" {
+		t.Errorf("%s = %v, want the first attempt's cluster", contract.TranslatedForKey, md)
 	}
-	set := setOf(ac.GetHeaderMutation())
-	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" || set["authorization"] != "Bearer sk-provider-secret" || set["accept-encoding"] != "identity" {
-		t.Errorf("attempt headers = %v", set)
+	set := setOf(c.GetHeaderMutation())
+	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" || set["authorization"] != "Bearer sk-provider-secret" ||
+		set["accept-encoding"] != "identity" || set[contract.RouteHeader] != "chat" {
+		t.Errorf("first attempt's headers = %v", set)
 	}
 	var sent map[string]any
-	if err := json.Unmarshal(ac.GetBodyMutation().GetBody(), &sent); err != nil {
+	if err := json.Unmarshal(c.GetBodyMutation().GetBody(), &sent); err != nil {
 		t.Fatal(err)
 	}
 	if sent["model"] != "mini-2024" || sent["stream_options"].(map[string]any)["include_usage"] != true {
 		t.Errorf("translated body = %v", sent)
 	}
-	if set["content-length"] != itoa(len(ac.GetBodyMutation().GetBody())) {
+	if set["content-length"] != itoa(len(c.GetBodyMutation().GetBody())) {
 		t.Errorf("content-length %q does not match the body", set["content-length"])
 	}
-	_ = up.CloseSend()
+	// Envoy finds no route without x-forwarded-proto: the route removes it.
+	for _, k := range contract.RouteRemovedHeaders {
+		if contains(c.GetHeaderMutation().GetRemoveHeaders(), k) {
+			t.Errorf("%s is removed before Envoy finds the route", k)
+		}
+	}
 
 	// The answer streams back and is normalised.
 	resp = send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
@@ -295,26 +298,40 @@ func TestDuplicateRequestIDIsRefused(t *testing.T) {
 func TestProviderGetsOnlyAllowedClientHeaders(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
-	send(t, s, reqHeaders("rid-h", "Bearer sk-local-demo"))
-	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-		Body: []byte(`{"model":"mini","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-	}}})
-	withheld := []string{"cookie", "x-forwarded-for", "openai-organization", "openai-project", "anthropic-beta", "x-user-id", "x-stainless-os", "idempotency-key"}
+	withheld := []string{"cookie", "x-forwarded-for", "openai-organization", "openai-project", "anthropic-beta", "x-user-id", "x-stainless-os", "idempotency-key", "authorization"}
 	kv := []string{":method", "POST", ":path", "/v1/chat/completions", "x-request-id", "rid-h", "content-type", "application/json", "accept", "application/json"}
 	for _, k := range withheld {
-		kv = append(kv, k, "v")
-	}
-	up := h.stream(t, "upstream")
-	ar := send(t, up, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}}})
-	m := ar.GetRequestHeaders().GetResponse().GetHeaderMutation()
-	for _, k := range withheld {
-		if !contains(m.GetRemoveHeaders(), k) {
-			t.Errorf("%s reaches the provider (removed: %v)", k, m.GetRemoveHeaders())
+		v := "v"
+		if k == "authorization" {
+			v = "Bearer sk-local-demo"
 		}
+		kv = append(kv, k, v)
 	}
-	for _, k := range []string{"content-type", "accept", "x-request-id", ":path"} {
-		if contains(m.GetRemoveHeaders(), k) {
-			t.Errorf("%s is removed", k)
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}}})
+	first := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}})
+	up := h.stream(t, "upstream")
+	retry := send(t, up, &extprocv3.ProcessingRequest{
+		Request:    &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}},
+		Attributes: attemptRequest("rid-h", 2, "provider_oa").GetAttributes(),
+	})
+	for name, m := range map[string]*extprocv3.HeaderMutation{
+		"first attempt": first.GetRequestBody().GetResponse().GetHeaderMutation(),
+		"retry":         retry.GetRequestHeaders().GetResponse().GetHeaderMutation(),
+	} {
+		for _, k := range withheld {
+			if k == "authorization" && setOf(m)[k] == "Bearer sk-provider-secret" {
+				continue // the provider's key replaces the client's
+			}
+			if !contains(m.GetRemoveHeaders(), k) {
+				t.Errorf("%s: %s reaches the provider (removed: %v)", name, k, m.GetRemoveHeaders())
+			}
+		}
+		for _, k := range []string{"content-type", "accept", "x-request-id", ":path"} {
+			if contains(m.GetRemoveHeaders(), k) {
+				t.Errorf("%s: %s is removed", name, k)
+			}
 		}
 	}
 }
@@ -353,10 +370,12 @@ func attemptRequest(id string, n int, cluster string) *extprocv3.ProcessingReque
 	}
 }
 
-// TestAttemptsFollowEnvoysNumbering: a failed attempt's stream may never
-// reach ext_proc, so the second attempt can be the first stream seen. It
-// must be translated for the plan's second target, and an attempt whose
-// cluster disagrees with the plan must not be forwarded at all.
+// TestAttemptsFollowEnvoysNumbering: the per-attempt stream numbers
+// attempts as Envoy does. The second attempt must be translated for the
+// plan's second target; an attempt whose cluster disagrees with the plan,
+// or a first attempt on the per-attempt stream although the router level
+// translated it already (Envoy sent it to another cluster than the one it
+// was translated for), must not be forwarded at all.
 func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
@@ -376,10 +395,15 @@ func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
 	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" {
 		t.Errorf("attempt 2 was not translated for the second target: %v", set)
 	}
-	up2 := h.stream(t, "upstream")
-	bad := send(t, up2, attemptRequest("rid-3", 1, "provider_oa"))
-	if ir := bad.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 500 {
-		t.Errorf("attempt 1 on the wrong cluster: got %v, want a refusal", bad)
+	for _, a := range []struct {
+		n       int
+		cluster string
+	}{{1, "provider_oa"}, {3, "provider_an"}} {
+		up := h.stream(t, "upstream")
+		bad := send(t, up, attemptRequest("rid-3", a.n, a.cluster))
+		if ir := bad.GetImmediateResponse(); ir == nil || ir.GetStatus().GetCode() != 500 {
+			t.Errorf("attempt %d on %s: got %v, want a refusal", a.n, a.cluster, bad)
+		}
 	}
 }
 
@@ -406,7 +430,7 @@ func TestCancelledAttemptsDoNotRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		send(t, up, attemptRequest(id, 1, "provider_an"))
+		send(t, up, attemptRequest(id, 2, "provider_oa"))
 		go acancel()
 		cancel()
 	}
@@ -430,13 +454,13 @@ func TestAttemptLogSettlesRetriedAttempts(t *testing.T) {
 	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
 		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
 	}}})
-	for n := 1; n <= 2; n++ {
-		up := h.stream(t, "upstream")
-		if r := send(t, up, attemptRequest("rid-4", n, "")); r.GetRequestHeaders() == nil {
-			t.Fatalf("attempt %d refused: %v", n, r)
-		}
-		_ = up.CloseSend()
+	// Attempt 1 was translated in the body's reply; the retry comes on
+	// the per-attempt stream.
+	up := h.stream(t, "upstream")
+	if r := send(t, up, attemptRequest("rid-4", 2, "")); r.GetRequestHeaders() == nil {
+		t.Fatalf("attempt 2 refused: %v", r)
 	}
+	_ = up.CloseSend()
 	logs, err := accesslogv3.NewAccessLogServiceClient(h.conn).StreamAccessLogs(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	xdscorev3 "github.com/cncf/xds/go/xds/core/v3"
+	xdsmatcherv3 "github.com/cncf/xds/go/xds/type/matcher/v3"
+	xdstypev3 "github.com/cncf/xds/go/xds/type/v3"
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
 	mutationrulesv3 "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -14,7 +17,9 @@ import (
 	celv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/filters/cel/v3"
 	grpclogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/grpc/v3"
 	streamlogv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	matchingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/matching/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -175,21 +180,24 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 		MessageTimeout:       dur(extProcMessageTimeout),
 		MaxMessageTimeout:    dur(time.Minute),
 		// x-envoy-max-retries is how ext_proc bounds the attempts of one
-		// request; Envoy only accepts x-envoy-* mutations when allowed.
-		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowEnvoy: wrapBool(true)},
+		// request; Envoy only accepts x-envoy-* mutations when allowed. The
+		// request translated for its first attempt carries the provider's
+		// path and host.
+		MutationRules: &mutationrulesv3.HeaderMutationRules{AllowAllRouting: wrapBool(true), AllowEnvoy: wrapBool(true)},
 		MetadataOptions: &extprocv3.MetadataOptions{
 			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{contract.RouteMetadataNamespace, contract.AccessLogMetadataNamespace}},
 		},
 	}
 }
 
-// attemptExtProc is the per-attempt (upstream) ext_proc filter: only the
-// request headers go to ext_proc, which answers with the whole translated
-// request (CONTINUE_AND_REPLACE), so the body is never sent to it, and
-// that is the attempt's one message. ext_proc learns how each attempt
-// ended (health, breakers, the list of failed attempts) without another:
-// the last from the answer the router-level filter sees, the ones Envoy
-// retried from the router's upstream log (attemptLog).
+// attemptExtProc is the per-attempt (upstream) ext_proc filter, for the
+// attempts the router-level reply did not translate (unlessTranslated):
+// only the request headers go to ext_proc, which answers with the whole
+// translated request (CONTINUE_AND_REPLACE), so the body is never sent to
+// it, and that is the attempt's one message. ext_proc learns how each
+// attempt ended (health, breakers, the list of failed attempts) without
+// another: the last from the answer the router-level filter sees, the ones
+// Envoy retried from the router's upstream log (attemptLog).
 func attemptExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{
@@ -219,12 +227,38 @@ func attemptExtProc() *extprocv3.ExternalProcessor {
 	}
 }
 
+// unlessTranslated runs the per-attempt filter on every attempt but a
+// first one the router-level reply already translated, which so costs no
+// message of its own ([contract.FirstAttemptTranslated]).
+func unlessTranslated(f *extprocv3.ExternalProcessor) *matchingv3.ExtensionWithMatcher {
+	cel := &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate{
+		Input: &xdscorev3.TypedExtensionConfig{Name: "envoy.matching.inputs.cel_data_input", TypedConfig: mustAny(&xdsmatcherv3.HttpAttributesCelMatchInput{})},
+		Matcher: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_CustomMatch{CustomMatch: &xdscorev3.TypedExtensionConfig{
+			Name: "envoy.matching.matchers.cel_matcher",
+			TypedConfig: mustAny(&xdsmatcherv3.CelMatcher{ExprMatch: &xdstypev3.CelExpression{
+				CelExprParsed: contract.FirstAttemptTranslated(),
+			}}),
+		}},
+	}
+	return &matchingv3.ExtensionWithMatcher{
+		ExtensionConfig: &corev3.TypedExtensionConfig{Name: extProcFilterName, TypedConfig: mustAny(f)},
+		XdsMatcher: &xdsmatcherv3.Matcher{MatcherType: &xdsmatcherv3.Matcher_MatcherList_{MatcherList: &xdsmatcherv3.Matcher_MatcherList{
+			Matchers: []*xdsmatcherv3.Matcher_MatcherList_FieldMatcher{{
+				Predicate: &xdsmatcherv3.Matcher_MatcherList_Predicate{MatchType: &xdsmatcherv3.Matcher_MatcherList_Predicate_SinglePredicate_{SinglePredicate: cel}},
+				OnMatch: &xdsmatcherv3.Matcher_OnMatch{OnMatch: &xdsmatcherv3.Matcher_OnMatch_Action{Action: &xdscorev3.TypedExtensionConfig{
+					Name: "skip", TypedConfig: mustAny(&skipv3.SkipFilter{}),
+				}}},
+			}},
+		}}},
+	}
+}
+
 func router() *routerv3.Router {
 	return &routerv3.Router{
 		SuppressEnvoyHeaders: true,
 		UpstreamLog:          []*accesslogv3.AccessLog{attemptLog()},
 		UpstreamHttpFilters: []*hcmv3.HttpFilter{
-			{Name: attemptFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(attemptExtProc())}},
+			{Name: attemptFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(unlessTranslated(attemptExtProc()))}},
 			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
 		},
 	}

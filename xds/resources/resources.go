@@ -112,10 +112,17 @@ func Listener(p *policy.Policy, o Options) *listenerv3.Listener {
 	}
 }
 
-// RouteConfig is the route table: one route per policy route, each sending
-// attempt n to the n-th provider the router chose, and a catch-all 404.
+// RouteConfig is the route table: two routes per policy route (found by
+// the header ext_proc sets once it has translated the request, or by the
+// client's path), each sending attempt n to the n-th provider the router
+// chose, and a catch-all 404.
 func RouteConfig(p *policy.Policy) *routev3.RouteConfiguration {
-	routes := make([]*routev3.Route, 0, len(p.Routes)+1)
+	// Routes found by the header come first: the path of a translated
+	// request is its provider's and could match any route.
+	routes := make([]*routev3.Route, 0, 2*len(p.Routes)+1)
+	for _, r := range p.Routes {
+		routes = append(routes, translatedRoute(p, r))
+	}
 	for _, r := range p.Routes {
 		routes = append(routes, route(p, r))
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
@@ -27,13 +28,30 @@ const (
 // response byte that another provider could do better.
 const retryOn = "5xx,reset,connect-failure,refused-stream,retriable-status-codes"
 
+// route is the Envoy route of a policy route, found by the client's path.
 func route(p *policy.Policy, r *policy.Route) *routev3.Route {
 	match := &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: r.Path}}
 	if r.API.Prefix() {
 		match = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: r.Path}}
 	}
+	return routeTo(p, r, r.Name, match)
+}
+
+// translatedRoute is the same route found by [contract.RouteHeader], for
+// the request ext_proc rewrote to its first provider's path.
+func translatedRoute(p *policy.Policy, r *policy.Route) *routev3.Route {
+	return routeTo(p, r, r.Name+"/translated", &routev3.RouteMatch{
+		PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"},
+		Headers: []*routev3.HeaderMatcher{{
+			Name:                 contract.RouteHeader,
+			HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: r.Name}}},
+		}},
+	})
+}
+
+func routeTo(p *policy.Policy, r *policy.Route, name string, match *routev3.RouteMatch) *routev3.Route {
 	return &routev3.Route{
-		Name:  r.Name,
+		Name:  name,
 		Match: match,
 		Action: &routev3.Route_Route{Route: &routev3.RouteAction{
 			ClusterSpecifier: &routev3.RouteAction_InlineClusterSpecifierPlugin{InlineClusterSpecifierPlugin: &routev3.ClusterSpecifierPlugin{
@@ -52,6 +70,7 @@ func route(p *policy.Policy, r *policy.Route) *routev3.Route {
 			},
 		}},
 		RequestBodyBufferLimit: wrapperspb.UInt64(uint64(p.Gateway.MaxRequestBytes)),
+		RequestHeadersToRemove: contract.RouteRemovedHeaders,
 	}
 }
 
