@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,15 +94,36 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 			p.providers[pr.Name] = pr
 		}
 	}
+	// The first entry of a name is the model; later entries of the name
+	// are more deployments of it.
+	firsts := map[string]*ModelSpec{}
 	for i := range s.Models {
-		if m := c.model(&s.Models[i], i, p); m != nil {
+		ms := &s.Models[i]
+		if fs := firsts[ms.Name]; fs != nil {
+			if first := p.models[ms.Name]; first != nil {
+				if d := c.deployment(ms, fs, first, p); d != nil {
+					first.Deployments = append(first.Deployments, d)
+				}
+			}
+			continue
+		}
+		if ms.Name != "" {
+			firsts[ms.Name] = ms
+		}
+		if m := c.model(ms, i, p); m != nil {
+			m.Deployments = []*Model{m}
 			p.Models = append(p.Models, m)
 			p.models[m.Name] = m
 		}
 	}
 	for i := range s.Models {
-		if m := p.models[s.Models[i].Name]; m != nil && len(s.Models[i].Fallback) > 0 {
+		if m := p.models[s.Models[i].Name]; m != nil && firsts[m.Name] == &s.Models[i] && len(s.Models[i].Fallback) > 0 {
 			m.Fallback = c.models(s.Models[i].src, display("models", i, m.Name), "fallback", s.Models[i].Fallback, p)
+		}
+	}
+	for _, m := range p.Models {
+		for _, d := range m.Deployments[1:] {
+			d.Fallback, d.Deployments = m.Fallback, m.Deployments
 		}
 	}
 	paths := map[string]bool{}
@@ -470,14 +492,16 @@ func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 		}
 	}
 	var pok bool
-	m.Price.InputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.input", s.Price.Input)
-	ok = ok && pok
-	m.Price.OutputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.output", s.Price.Output)
-	ok = ok && pok
-	m.Price.CachedInputPerMTok = m.Price.InputPerMTok
-	if s.Price.CachedInput != nil {
-		m.Price.CachedInputPerMTok, pok = c.price(s.src, d, "price_usd_per_mtok.cached_input", *s.Price.CachedInput)
-		ok = ok && pok
+	m.Price, pok = c.prices(s.src, d, s.Price)
+	ok = c.deploymentFields(s, d, m) && pok && ok
+	m.Balance = BalanceWeighted
+	if s.Balance != "" {
+		b, known := balances[s.Balance]
+		if !known {
+			c.at(s.src, d, "balance", "must be one of weighted, least_in_flight, health; got %q", s.Balance)
+			ok = false
+		}
+		m.Balance = b
 	}
 	m.Quality, m.Cheap, m.SelfHosted = 0.5, s.Cheap, s.SelfHosted
 	if s.Quality != nil {
@@ -491,6 +515,117 @@ func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 		return nil
 	}
 	return m
+}
+
+// prices compiles a deployment's prices; cached input costs what input
+// does unless it is priced apart.
+func (c *compiler) prices(src source, d string, s PriceSpec) (Price, bool) {
+	var out Price
+	var iok, ook, cok bool
+	out.InputPerMTok, iok = c.price(src, d, "price_usd_per_mtok.input", s.Input)
+	out.OutputPerMTok, ook = c.price(src, d, "price_usd_per_mtok.output", s.Output)
+	out.CachedInputPerMTok, cok = out.InputPerMTok, true
+	if s.CachedInput != nil {
+		out.CachedInputPerMTok, cok = c.price(src, d, "price_usd_per_mtok.cached_input", *s.CachedInput)
+	}
+	return out, iok && ook && cok
+}
+
+// deploymentFields compiles what each deployment of a model sets for
+// itself besides its provider, upstream name and price: its weight and
+// its own limits.
+func (c *compiler) deploymentFields(s *ModelSpec, d string, m *Model) bool {
+	ok := true
+	m.Weight = 1
+	if s.Weight != nil {
+		m.Weight = *s.Weight
+		if m.Weight < 0 || m.Weight > maxWeight {
+			c.at(s.src, d, "weight", "must be between 0 (a standby, tried after the others) and %d; got %d", maxWeight, m.Weight)
+			ok = false
+		}
+	}
+	m.RequestsPerMinute, m.TokensPerMinute = 0, 0
+	if l := s.Limits; l != nil {
+		if l.RequestsPerMinute < 0 || l.TokensPerMinute < 0 {
+			c.at(s.src, d, "limits", "requests_per_minute and tokens_per_minute must be >= 0")
+			ok = false
+		}
+		m.RequestsPerMinute, m.TokensPerMinute = l.RequestsPerMinute, l.TokensPerMinute
+	}
+	return ok
+}
+
+// sharedFields are what every deployment of a model has in common: what
+// clients see of the model and how the router treats it. A later
+// deployment may repeat one only with the first's value.
+var sharedFields = []struct {
+	key  string
+	same func(a, b *ModelSpec) bool
+}{
+	{"context_window", func(a, b *ModelSpec) bool { return a.ContextWindow == b.ContextWindow }},
+	{"max_output_tokens", func(a, b *ModelSpec) bool { return a.MaxOutputTokens == b.MaxOutputTokens }},
+	{"default_max_tokens", func(a, b *ModelSpec) bool { return a.DefaultMaxTokens == b.DefaultMaxTokens }},
+	{"capabilities", func(a, b *ModelSpec) bool {
+		return slices.Equal(slices.Sorted(slices.Values(a.Capabilities)), slices.Sorted(slices.Values(b.Capabilities)))
+	}},
+	{"quality", func(a, b *ModelSpec) bool {
+		return (a.Quality == nil) == (b.Quality == nil) && (a.Quality == nil || *a.Quality == *b.Quality)
+	}},
+	{"cheap", func(a, b *ModelSpec) bool { return a.Cheap == b.Cheap }},
+	{"self_hosted", func(a, b *ModelSpec) bool { return a.SelfHosted == b.SelfHosted }},
+	{"fallback", func(a, b *ModelSpec) bool { return slices.Equal(a.Fallback, b.Fallback) }},
+	{"balance", func(a, b *ModelSpec) bool { return a.Balance == b.Balance }},
+}
+
+// maxWeight bounds a deployment's weight, so weights stay small integers.
+const maxWeight = 1000
+
+// deployment compiles a later entry of a model's name, fs being its first:
+// one more deployment of first, on another provider.
+func (c *compiler) deployment(s, fs *ModelSpec, first *Model, p *Policy) *Model {
+	d := "models[" + s.Name + "#" + strconv.Itoa(len(first.Deployments)+1) + "]"
+	m := *first
+	m.Provider, m.Upstream = p.providers[s.Provider], s.Upstream
+	if m.Upstream == "" {
+		m.Upstream = s.Name
+	}
+	ok := true
+	if m.Provider == nil {
+		c.at(s.src, d, "provider", "names no provider (got %q)", s.Provider)
+		ok = false
+	}
+	for _, o := range first.Deployments {
+		if m.Provider != nil && o.Provider == m.Provider {
+			// One cluster, one breaker and one key pool per provider: two
+			// deployments there could not fail over to each other.
+			c.at(s.src, d, "provider", "%s already has a deployment on provider %q (%s); another endpoint or key of it is another provider", s.Name, s.Provider, c.where(fs.src))
+			ok = false
+		}
+	}
+	if c.idx.lookup(s.src.file, joinPath(s.src.path, "price_usd_per_mtok")) != nil {
+		var pok bool
+		m.Price, pok = c.prices(s.src, d, s.Price)
+		ok = ok && pok
+	}
+	ok = c.deploymentFields(s, d, &m) && ok
+	for _, f := range sharedFields {
+		if c.idx.lookup(s.src.file, joinPath(s.src.path, f.key)) != nil && !f.same(s, fs) {
+			c.at(s.src, d, f.key, "differs from the first deployment of %s (%s): a model's deployments share what clients see of it, so set it there only", s.Name, c.where(fs.src))
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return &m
+}
+
+// where is file:line of the element at src.
+func (c *compiler) where(src source) string {
+	if n := c.idx.lookup(src.file, src.path); n != nil {
+		return src.file + ":" + strconv.Itoa(n.Line)
+	}
+	return src.file
 }
 
 // price converts USD per million tokens to integer micro-USD per million.

@@ -84,9 +84,10 @@ type Policy struct {
 	Version   string
 	Gateway   Gateway
 	Providers []*Provider
-	Models    []*Model
-	Routes    []*Route
-	Tenants   []*Tenant
+	// Models has one entry per model name, its first deployment.
+	Models  []*Model
+	Routes  []*Route
+	Tenants []*Tenant
 
 	providers map[string]*Provider
 	models    map[string]*Model
@@ -228,7 +229,11 @@ func (p Price) Micros(promptTokens, cachedTokens, completionTokens int) int64 {
 	return (nanoish + 500_000) / 1_000_000
 }
 
-// Model is a compiled model.
+// Model is one deployment of a compiled model: the provider serving it,
+// under its upstream name, at its price, within its limits, with the
+// fields every deployment of the name shares (what clients see of the
+// model). [Policy.Model] returns a model's first deployment, which stands
+// for the model wherever a model is chosen; Deployments lists them all.
 type Model struct {
 	Name             string
 	Upstream         string
@@ -242,7 +247,40 @@ type Model struct {
 	Cheap            bool
 	SelfHosted       bool
 	Fallback         []*Model
+	// Deployments are every deployment of the model, in policy order, this
+	// one included; each is on its own provider.
+	Deployments []*Model
+	// Balance spreads the model's requests over its deployments.
+	Balance Balance
+	// Weight is this deployment's share under [BalanceWeighted]; 0 is a
+	// standby.
+	Weight int
+	// RequestsPerMinute and TokensPerMinute are this deployment's own
+	// limits, on top of its provider's; 0 is unlimited.
+	RequestsPerMinute int
+	TokensPerMinute   int
 }
+
+// Balance is how a model's requests are spread over its deployments.
+type Balance string
+
+// The balances.
+const (
+	// BalanceWeighted draws the first deployment by weight (times its
+	// health weight), then the others the same way.
+	BalanceWeighted Balance = "weighted"
+	// BalanceLeastInFlight puts the deployment with the fewest attempts
+	// under way on this replica first; ties are drawn by weight.
+	BalanceLeastInFlight Balance = "least_in_flight"
+	// BalanceHealth puts the healthiest deployment first, the fastest
+	// (p95) among equals; ties are drawn by weight.
+	BalanceHealth Balance = "health"
+)
+
+var balances = map[string]Balance{"weighted": BalanceWeighted, "least_in_flight": BalanceLeastInFlight, "health": BalanceHealth}
+
+// Limited reports whether the deployment has limits of its own.
+func (m *Model) Limited() bool { return m.RequestsPerMinute > 0 || m.TokensPerMinute > 0 }
 
 // OutputLimit is the most m may write for a request that asked for at
 // most requested tokens (0: it set no cap): the request's cap, else the
@@ -405,7 +443,7 @@ type Key struct {
 // Provider returns the provider called name.
 func (p *Policy) Provider(name string) *Provider { return p.providers[name] }
 
-// Model returns the model clients call name.
+// Model returns the model clients call name: its first deployment.
 func (p *Policy) Model(name string) *Model { return p.models[name] }
 
 // KeyByHash returns the virtual key whose SHA-256 is h.

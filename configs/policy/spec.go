@@ -163,7 +163,13 @@ type SecretRef struct {
 	File string `yaml:"file"`
 }
 
-// ModelSpec is one model clients may name.
+// ModelSpec is one deployment of a model clients may name: a provider
+// serving it. Several entries with one name are one model on several
+// deployments (LiteLLM's model_list entries sharing a model_name): the
+// first entry says what the model is (context window, output caps,
+// capabilities, quality, fallbacks, balance), and each entry where it is
+// served (provider, upstream name, price, weight, limits). A later entry
+// may repeat a field of the first only with the same value.
 type ModelSpec struct {
 	src source
 	// Name is what clients send as "model".
@@ -171,7 +177,22 @@ type ModelSpec struct {
 	Provider string `yaml:"provider"`
 	// Upstream is the provider's own model (or Azure deployment) name;
 	// defaults to Name.
-	Upstream         string    `yaml:"upstream"`
+	Upstream string `yaml:"upstream"`
+	// Weight is this deployment's share of the model's traffic under the
+	// weighted balance (default 1); 0 makes it a standby, tried only
+	// after the deployments with a weight.
+	Weight *int `yaml:"weight"`
+	// Limits are this deployment's own rate limits (an Azure deployment's
+	// quota, say), on top of its provider's: a deployment at its limit is
+	// skipped for the next one in the plan.
+	Limits *ProviderLimitsSpec `yaml:"limits"`
+	// Balance says how the model's requests are spread over its
+	// deployments: weighted (the default: a draw by weight, degraded
+	// deployments weighing less), least_in_flight (the deployment with the
+	// fewest attempts under way on this replica first) or health (the
+	// healthiest, then the fastest, first). Every deployment but the one
+	// chosen follows in the plan before the model's fallbacks.
+	Balance          string    `yaml:"balance"`
 	ContextWindow    int       `yaml:"context_window"`
 	MaxOutputTokens  int       `yaml:"max_output_tokens"`
 	DefaultMaxTokens int       `yaml:"default_max_tokens"`

@@ -162,7 +162,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		}
 		models := map[string][]string{}
 		for _, m := range p.Models {
-			models[m.Provider.Name] = append(models[m.Provider.Name], m.Name)
+			for _, d := range m.Deployments {
+				models[d.Provider.Name] = append(models[d.Provider.Name], d.Name)
+			}
 		}
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{

@@ -26,11 +26,11 @@ type admission struct {
 	tokens int64
 	// windows are the caller's window counters this request was added to.
 	windows []charge
-	// provider is the provider whose windows this request was counted in,
-	// if any, and providerRPM and providerTPM those windows.
-	provider                 string
-	providerRPM, providerTPM *store.WindowRef
-	resv                     store.ReservationID
+	// target is the deployment whose windows (its own and its provider's)
+	// this request was counted in, if any, and targetWindows those windows.
+	target        *policy.Model
+	targetWindows []charge
+	resv          store.ReservationID
 	// lines are the budget lines reserved on (reserved), or to record the
 	// spend on once the store is back (unreserved: admitted during an
 	// outage under budgets that fail open).
@@ -118,16 +118,16 @@ func keyScope(k *policy.Key) string {
 // with the scope each bucket, window and budget line belongs to.
 type claim struct {
 	store.Admission
-	// firstProvider is the provider of the plan's first target when the
-	// admission counts it in advance (Provider), and first the answer.
-	firstProvider *policy.Provider
-	first         *providerCheck
-	bucketOwners  []scope
-	kinds         []charge // per window line: requests or tokens
-	windowOwners  []scope
-	lines         []store.BudgetLine // the caller's budget lines, reserved on or not
-	lineOwners    []scope
-	budgetOpen    bool // every budget of the caller fails open
+	// firstTarget is the plan's first deployment when the admission counts
+	// it (and its provider) in advance (Provider), and first the answer.
+	firstTarget  *policy.Model
+	first        *providerCheck
+	bucketOwners []scope
+	kinds        []charge // per window line: requests or tokens
+	windowOwners []scope
+	lines        []store.BudgetLine // the caller's budget lines, reserved on or not
+	lineOwners   []scope
+	budgetOpen   bool // every budget of the caller fails open
 }
 
 func claimOf(a *admission, sc []scope) *claim {
@@ -158,9 +158,9 @@ func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) e
 			a.resv = reservationID(a.tenant.Name, x.ID)
 			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
 		}
-		if first := p.plan[0].Provider(); limited(first) {
-			c.firstProvider = first
-			c.Provider = &store.WindowsCall{Group: providerGroup(first), Lines: providerLines(first, a.tokens)}
+		if first := p.plan[0].Model; limited(first) {
+			c.firstTarget = first
+			c.Provider = &store.WindowsCall{Group: providerGroup(first.Provider), Lines: providerLines(first, a.tokens)}
 		}
 	}
 	refused, err := f.take(ctx, a, c)
@@ -191,7 +191,7 @@ func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.Budge
 	res, err := f.store.Admit(cctx, c.Admission)
 	cancel()
 	if c.Provider != nil {
-		c.first = &providerCheck{provider: c.firstProvider, lines: c.Provider.Lines, res: res.Provider, err: res.ProviderErr}
+		c.first = &providerCheck{target: c.firstTarget, lines: c.Provider.Lines, res: res.Provider, err: res.ProviderErr}
 		a.counted(c.first)
 	}
 	if err != nil {

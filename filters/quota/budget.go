@@ -260,9 +260,9 @@ func (f *Filter) settle(ctx context.Context, x *filters.Exchange, a *admission) 
 	switch {
 	case a.refused:
 		s.Windows = append(s.Windows, a.providerDeltas(-1, -a.tokens)...)
-	case a.providerTPM != nil:
-		if last := x.LastAttempt(); last != nil && last.Target.Provider().Name == a.provider {
-			add(*a.providerTPM, used-a.tokens)
+	default:
+		if last := x.LastAttempt(); last != nil {
+			s.Windows = append(s.Windows, a.servedTokens(last.Target.Model, used-a.tokens)...)
 		}
 	}
 	commit := a.reserved && x.Usage.Known && !a.refused

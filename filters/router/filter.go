@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/openai"
@@ -35,6 +36,9 @@ type Filter struct {
 	health Health
 	sticky filters.StickyStore
 	log    *slog.Logger
+	// inflight ends each attempt's count under way: *filters.Attempt →
+	// func().
+	inflight sync.Map
 }
 
 // New builds the router filter of one route.
@@ -123,7 +127,8 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 
 // embeddings plans an embeddings request: the named model only, since
 // vectors from another model live in another space and a fallback would
-// silently corrupt the caller's index.
+// silently corrupt the caller's index; its deployments serve one model,
+// so they fail over to each other.
 func (f *Filter) embeddings(x *filters.Exchange) error {
 	name := x.Embeddings.Model
 	m := x.Policy.Model(name)
@@ -134,13 +139,24 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 	if x.Caller.Key != nil && !x.Caller.Key.Allows(name) {
 		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
 	}
-	if f.health != nil {
-		if a := f.health.Admit(m.Provider.Name, m.Name, HashID(x.ID)); !a.Allowed {
-			return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
-				"the model '%s' cannot serve right now (%s)", name, a.Reason)
+	key := HashID(x.ID)
+	var skipped []string
+	for _, d := range f.router.spread(m, key, false) {
+		if len(x.Plan) == f.router.route.Attempts {
+			break
 		}
+		if f.health != nil {
+			if a := f.health.Admit(d.Provider.Name, d.Name, key); !a.Allowed {
+				skipped = append(skipped, deploymentName(d)+" ("+a.Reason+")")
+				continue
+			}
+		}
+		x.Plan = append(x.Plan, filters.Target{Model: d})
 	}
-	x.Plan = []filters.Target{{Model: m}}
+	if len(x.Plan) == 0 {
+		return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+			"the model '%s' cannot serve right now (%s)", name, strings.Join(skipped, ", "))
+	}
 	x.RouteReason = "embedding model named by the client"
 	return nil
 }
@@ -154,12 +170,32 @@ func user(x *filters.Exchange) string {
 	return x.Header.Get("x-user-id")
 }
 
+// Attempt implements [filters.AttemptHook]: the attempt counts as under
+// way on its deployment (the least_in_flight balance) until it fails or
+// the request ends.
+func (f *Filter) Attempt(_ context.Context, _ *filters.Exchange, a *filters.Attempt) error {
+	if f.health != nil {
+		f.inflight.Store(a, f.health.Begin(a.Target.Provider().Name, a.Target.Model.Name))
+	}
+	return nil
+}
+
+// ended ends the count of attempt a under way, if it was counted.
+func (f *Filter) ended(a *filters.Attempt) {
+	if end, ok := f.inflight.LoadAndDelete(a); ok {
+		end.(func())()
+	}
+}
+
 // AttemptDone implements [filters.AttemptDoneHook]: every attempt's
 // outcome, including the ones Envoy retried, feeds the health monitor.
 //
 // A streamed answer that started well is observed in Done instead, once
 // its time to first token is known.
 func (f *Filter) AttemptDone(_ context.Context, x *filters.Exchange, a *filters.Attempt) {
+	if a.Outcome().Failed() {
+		f.ended(a)
+	}
 	if f.health == nil || (streamed(x) && !a.Outcome().Failed()) {
 		return
 	}
@@ -251,6 +287,9 @@ func describe(o filters.Outcome) string {
 // Done implements [filters.DoneHook]: a served user sticks to the model
 // that served them.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
+	for _, a := range x.Attempts() {
+		f.ended(a)
+	}
 	a := x.LastAttempt()
 	if f.health != nil && a != nil && a.Outcome().Done && !a.Outcome().Failed() && streamed(x) {
 		var ttft time.Duration
@@ -288,6 +327,7 @@ func headerSafe(s string) string {
 
 var (
 	_ filters.RequestBodyHook     = (*Filter)(nil)
+	_ filters.AttemptHook         = (*Filter)(nil)
 	_ filters.AttemptDoneHook     = (*Filter)(nil)
 	_ filters.ResponseHeadersHook = (*Filter)(nil)
 	_ filters.ResponseChunkHook   = (*Filter)(nil)

@@ -24,6 +24,10 @@ type Health interface {
 	Admit(provider, model string, key uint64) health.Admission
 	Observe(o health.Observation)
 	LatencyP95(provider, model string, stream bool) (time.Duration, bool)
+	// Begin and InFlight count the attempts under way on each
+	// deployment, for the least_in_flight balance.
+	Begin(provider, model string) (end func())
+	InFlight(provider, model string) int64
 }
 
 // Pressure is how close a tenant is to its budget (the cost governor).
@@ -497,39 +501,55 @@ func bucket(user string, hash uint64) uint64 {
 	return h.Sum64() % 100
 }
 
-// admit walks the chain through the health monitor: unavailable models
-// and open breakers are skipped, the rest keep their order; duplicates
-// and models that cannot serve the request are dropped.
+// admit expands the chain's models into their deployments, each model's
+// spread by its balance, and walks them through the health monitor:
+// unavailable deployments and open breakers are skipped, the rest keep
+// their order; duplicates and models that cannot serve the request are
+// dropped.
 func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnly bool, d *Decision) {
 	seen := make(map[*policy.Model]bool, len(chain))
 	var skipped []string
-	for _, m := range chain {
-		if seen[m] || len(d.Plan) >= r.route.Attempts {
+	for _, model := range chain {
+		if seen[model] || len(d.Plan) >= r.route.Attempts {
 			continue
 		}
-		seen[m] = true
-		if !r.fits(q, s, m) || (sensitiveOnly && !m.SelfHosted) || (q.Pressure == PressureCheapOnly && !m.Cheap) {
+		seen[model] = true
+		if !r.fits(q, s, model) || (sensitiveOnly && !model.SelfHosted) || (q.Pressure == PressureCheapOnly && !model.Cheap) {
 			continue
 		}
-		if r.health != nil {
-			a := r.health.Admit(m.Provider.Name, m.Name, q.Hash)
-			if !a.Allowed {
-				skipped = append(skipped, m.Name+" ("+a.Reason+")")
-				continue
+		for _, m := range r.spread(model, q.Hash, q.Chat.Stream) {
+			if len(d.Plan) >= r.route.Attempts {
+				break
 			}
-			if a.Probe && len(d.Plan) > 0 {
-				// A half-open breaker's probe goes first, so its result
-				// comes back and the breaker can close.
-				d.Plan = append([]*policy.Model{m}, d.Plan...)
-				d.Reason += "; probing " + m.Provider.Name
-				continue
+			if r.health != nil {
+				a := r.health.Admit(m.Provider.Name, m.Name, q.Hash)
+				if !a.Allowed {
+					skipped = append(skipped, deploymentName(m)+" ("+a.Reason+")")
+					continue
+				}
+				if a.Probe && len(d.Plan) > 0 {
+					// A half-open breaker's probe goes first, so its result
+					// comes back and the breaker can close.
+					d.Plan = append([]*policy.Model{m}, d.Plan...)
+					d.Reason += "; probing " + m.Provider.Name
+					continue
+				}
 			}
+			d.Plan = append(d.Plan, m)
 		}
-		d.Plan = append(d.Plan, m)
 	}
 	if len(skipped) > 0 {
 		d.Reason += "; skipped " + strings.Join(skipped, ", ")
 	}
+}
+
+// deploymentName names a deployment in reasons: the model's name, with
+// its provider when the model has several deployments.
+func deploymentName(m *policy.Model) string {
+	if len(m.Deployments) > 1 {
+		return m.Provider.Name + "/" + m.Name
+	}
+	return m.Name
 }
 
 func missing(have, need policy.Capability) string {

@@ -75,11 +75,13 @@ func userMsg(model, text string) string {
 	return b
 }
 
-// fakeHealth reports per-provider admissions and latencies.
+// fakeHealth reports per-provider admissions, latencies and attempts
+// under way.
 type fakeHealth struct {
-	down    map[string]string // provider → reason
-	weight  map[string]float64
-	latency map[string]time.Duration
+	down     map[string]string // provider → reason
+	weight   map[string]float64
+	latency  map[string]time.Duration
+	inflight map[string]int64
 }
 
 func (f fakeHealth) Admit(provider, _ string, _ uint64) health.Admission {
@@ -96,6 +98,8 @@ func (f fakeHealth) LatencyP95(provider, _ string, _ bool) (time.Duration, bool)
 	d, ok := f.latency[provider]
 	return d, ok
 }
+func (fakeHealth) Begin(string, string) func()         { return func() {} }
+func (f fakeHealth) InFlight(provider, _ string) int64 { return f.inflight[provider] }
 
 func names(ms []*policy.Model) string {
 	s := make([]string, len(ms))

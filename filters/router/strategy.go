@@ -27,12 +27,6 @@ func (r *Router) weights(q *Query) policy.Weights {
 	return r.route.Routing.Weights
 }
 
-// pricePerMTok is what a typical request costs on m: input and output
-// weighed 3:1, as chat traffic roughly is.
-func pricePerMTok(m *policy.Model) float64 {
-	return float64(3*m.Price.InputPerMTok+m.Price.OutputPerMTok) / 4
-}
-
 // rank orders the candidates by the strategy, best first, with scores in
 // [0,1]. Health weights (degraded models) and budget pressure scale the
 // scores, so a degraded model falls behind healthy ones of similar merit.
@@ -46,8 +40,8 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 		maxPrice = math.Max(maxPrice, pricePerMTok(m))
 		lat[i] = unknownLatencySeconds
 		if r.health != nil {
-			if d, ok := r.health.LatencyP95(m.Provider.Name, m.Name, q.Chat.Stream); ok {
-				lat[i] = d.Seconds()
+			if p95, ok := r.latencyP95(m, q.Chat.Stream); ok {
+				lat[i] = p95
 			}
 		}
 		maxLat = math.Max(maxLat, lat[i])
@@ -87,7 +81,7 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 			}
 			health := 1.0
 			if r.health != nil {
-				health = r.health.Admit(m.Provider.Name, m.Name, q.Hash).Weight
+				health = r.healthWeight(m, q.Hash)
 			}
 			total := w.Cost + w.Latency + w.Quality + w.Health + w.Match + w.Consistency
 			score = (w.Cost*(1-cost) + w.Latency*(1-norm(lat[i], maxLat)) + w.Quality*m.Quality +
@@ -100,7 +94,7 @@ func (r *Router) rank(q *Query, s *signals, pool []*policy.Model) []Scored {
 			}
 		}
 		if st != policy.Weighted && r.health != nil {
-			score *= r.health.Admit(m.Provider.Name, m.Name, q.Hash).Weight
+			score *= r.healthWeight(m, q.Hash)
 		}
 		if q.Pressure == PressureHigh && !m.Cheap {
 			score *= 0.5

@@ -33,6 +33,8 @@ type Monitor struct {
 
 	outageHook func(Outage)
 	outages    []Outage // breakers opened under mu, told to outageHook after it is released
+
+	inflight inflight
 }
 
 type provider struct {
