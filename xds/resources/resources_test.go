@@ -11,6 +11,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	pgv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/router/cluster_specifiers/priority_group/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
@@ -150,5 +151,49 @@ func TestRoutesDoNotCutLongStreams(t *testing.T) {
 	last := rc.GetVirtualHosts()[0].GetRoutes()
 	if _, ok := last[len(last)-1].GetAction().(*routev3.Route_DirectResponse); !ok {
 		t.Error("the last route is not the catch-all 404")
+	}
+}
+
+// TestEveryDeploymentHasItsCluster: each deployment of a model is on its
+// own provider, so it is its own cluster and its own priority group, which
+// ext_proc's plan metadata names attempt by attempt.
+func TestEveryDeploymentHasItsCluster(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+providers:
+  - {name: openai, kind: openai, base_url: "http://127.0.0.1:1"}
+  - {name: east, kind: azure_openai, base_url: "https://east.example.com", api_version: "2024-10-21"}
+  - {name: west, kind: azure_openai, base_url: "https://west.example.com", api_version: "2024-10-21"}
+models:
+  - {name: gpt-4o, provider: openai, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 2}}
+  - {name: gpt-4o, provider: east, upstream: gpt4o-east}
+  - {name: gpt-4o, provider: west, upstream: gpt4o-west}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions}
+`)
+	snap, err := resources.Snapshot(p, resources.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := snap.GetResources(resource.ClusterType)
+	var pgs pgv3.PriorityGroupClusterSpecifier
+	rt := resources.RouteConfig(p).GetVirtualHosts()[0].GetRoutes()[0].GetRoute()
+	if err := rt.GetInlineClusterSpecifierPlugin().GetExtension().GetTypedConfig().UnmarshalTo(&pgs); err != nil {
+		t.Fatal(err)
+	}
+	groups := map[string]string{}
+	for _, g := range pgs.GetPriorityGroups() {
+		groups[g.GetName()] = g.GetClusters()[0].GetClusterName()
+	}
+	for _, d := range p.Model("gpt-4o").Deployments {
+		if _, ok := clusters[d.Provider.Cluster]; !ok {
+			t.Errorf("deployment on %s has no cluster %s", d.Provider.Name, d.Provider.Cluster)
+		}
+		if groups[d.Provider.Name] != d.Provider.Cluster {
+			t.Errorf("priority group %s reaches %q, want %s", d.Provider.Name, groups[d.Provider.Name], d.Provider.Cluster)
+		}
+	}
+	if len(clusters) != 3 || len(groups) != 3 {
+		t.Errorf("%d clusters and %d groups for three deployments", len(clusters), len(groups))
 	}
 }
