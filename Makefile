@@ -14,6 +14,10 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
+# vtprotobuf turns on the per-message marshallers go-control-plane ships,
+# which ext_proc's gRPC codec uses (extproc/app/codec.go); every go command
+# (build, vet, tests, fuzz, bench) builds the same code.
+export GOFLAGS          := -tags=vtprotobuf
 
 .PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak

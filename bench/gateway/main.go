@@ -112,6 +112,8 @@ func run(write string, n1, n64 int) error {
 			lat   [3][]time.Duration
 			dur   [3]time.Duration
 			ticks [3]int64
+			// split is the gateway's ticks by process (pids[2]'s order).
+			split = make([]int64, len(pids[2]))
 		)
 		// Interleave blocks so every path sees the same machine weather.
 		const blocks = 10
@@ -125,7 +127,7 @@ func run(write string, n1, n64 int) error {
 						return err
 					}
 				}
-				before := cpuOf(pids[i])
+				before, each := cpuOf(pids[i]), ticksOf(pids[i])
 				start := time.Now()
 				l, err := measure(client, t, c.n/blocks, c.conc)
 				if err != nil {
@@ -133,6 +135,11 @@ func run(write string, n1, n64 int) error {
 				}
 				dur[i] += time.Since(start)
 				ticks[i] += cpuOf(pids[i]) - before
+				if gateway {
+					for j, v := range ticksOf(pids[i]) {
+						split[j] += v - each[j]
+					}
+				}
 				lat[i] = append(lat[i], l...)
 				if gateway {
 					// Settlement may finish just after the answer: let it.
@@ -147,9 +154,15 @@ func run(write string, n1, n64 int) error {
 				}
 			}
 		}
+		perRequest := func(t int64, n int) time.Duration {
+			return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(n))
+		}
 		for i := range paths {
 			c.into[i] = summarize(lat[i], dur[i])
-			c.into[i].CPUPerRequest = time.Duration(float64(ticks[i]) * float64(10*time.Millisecond) / float64(len(lat[i])))
+			c.into[i].CPUPerRequest = perRequest(ticks[i], len(lat[i]))
+		}
+		for _, t := range split {
+			c.into[2].CPUSplit = append(c.into[2].CPUSplit, perRequest(t, len(lat[2])))
 		}
 		n := float64(len(lat[len(paths)-1]))
 		c.into[len(paths)-1].Messages, c.into[len(paths)-1].RoundTrips, c.into[len(paths)-1].PathTrips = messages/n, trips/n, onPath/n
@@ -219,10 +232,19 @@ func mustRoot() string {
 // cpuOf sums the CPU clock ticks of processes.
 func cpuOf(pids []int) int64 {
 	var t int64
-	for _, p := range pids {
-		t += cpuTicks(p)
+	for _, v := range ticksOf(pids) {
+		t += v
 	}
 	return t
+}
+
+// ticksOf is each process's CPU clock ticks.
+func ticksOf(pids []int) []int64 {
+	out := make([]int64, len(pids))
+	for i, p := range pids {
+		out[i] = cpuTicks(p)
+	}
+	return out
 }
 
 // measure sends n requests with conc workers and returns their latencies.
@@ -310,8 +332,10 @@ type stats struct {
 	P50, P99   time.Duration
 	Throughput float64
 	// CPUPerRequest is the CPU time of the path's own processes (not the
-	// client's nor the simulator's) per request.
+	// client's nor the simulator's) per request; CPUSplit the gateway's by
+	// process (Envoy, ext_proc, Redis).
 	CPUPerRequest time.Duration
+	CPUSplit      []time.Duration
 	// Messages and RoundTrips are the gateway's ext_proc messages and Redis
 	// round trips per request; PathTrips the round trips a request waited
 	// for (RoundTrips less the leases' background work and the health

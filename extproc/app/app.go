@@ -241,6 +241,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	g := grpc.NewServer(append(creds,
+		grpc.ForceServerCodecV2(newVTCodec()),
 		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.MaxSendMsgSize(maxMessageBytes),
 		grpc.MaxConcurrentStreams(100000),

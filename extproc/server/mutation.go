@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"unsafe"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -25,28 +26,24 @@ var clientRouterHeaders = []string{
 	"x-envoy-upstream-rq-timeout-alt-response", "x-envoy-expected-rq-timeout-ms", "x-envoy-upstream-stream-duration-ms",
 }
 
+// toHeaders reads the headers of a message from Envoy. The values alias
+// the message's own bytes, which nothing writes to once it is received.
 func toHeaders(m *corev3.HeaderMap) filters.Headers {
 	hs := make(filters.Headers, 0, len(m.GetHeaders()))
 	for _, h := range m.GetHeaders() {
 		v := h.GetValue()
-		if v == "" && len(h.GetRawValue()) > 0 {
-			v = string(h.GetRawValue())
+		if raw := h.GetRawValue(); v == "" && len(raw) > 0 {
+			v = unsafe.String(unsafe.SliceData(raw), len(raw))
 		}
 		hs = append(hs, filters.Header{Key: h.GetKey(), Value: v})
 	}
 	return hs
 }
 
-func setHeader(k, v string) *corev3.HeaderValueOption {
-	return &corev3.HeaderValueOption{
-		Header:       &corev3.HeaderValue{Key: k, RawValue: []byte(v)},
-		AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-	}
-}
-
 // mutation builds a header mutation from lists of sets and removals. A
 // header both set and removed is only set, so the outcome does not depend
-// on the order in which Envoy applies the two lists.
+// on the order in which Envoy applies the two lists. The set headers are
+// allocated together: a reply sets a dozen.
 func mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
 	if len(set) == 0 && len(remove) == 0 {
 		return nil
@@ -57,11 +54,22 @@ func mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
 			m.RemoveHeaders = append(m.RemoveHeaders, k)
 		}
 	}
-	for _, h := range set {
-		m.SetHeaders = append(m.SetHeaders, setHeader(h.Key, h.Value))
+	if len(set) > 0 {
+		opts := make([]corev3.HeaderValueOption, len(set))
+		vals := make([]corev3.HeaderValue, len(set))
+		m.SetHeaders = make([]*corev3.HeaderValueOption, len(set))
+		for i, h := range set {
+			vals[i].Key, vals[i].RawValue = h.Key, bytesOf(h.Value)
+			opts[i].Header, opts[i].AppendAction = &vals[i], corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD
+			m.SetHeaders[i] = &opts[i]
+		}
 	}
 	return m
 }
+
+// bytesOf is s's bytes without a copy, for a message field that is only
+// ever marshalled.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // errorResponse answers the client with the error envelope of the
 // exchange's API; x is nil for a request that matched no route.
@@ -92,14 +100,16 @@ func immediate(status int, set []filters.Header, body []byte, details string) *e
 // priority-group cluster specifier (group i is the provider of attempt
 // i), and the cluster the first attempt was translated for.
 func planMetadata(plan []filters.Target, translatedFor string) *structpb.Struct {
-	groups := make([]any, len(plan))
+	groups := make([]*structpb.Value, len(plan))
 	for i, t := range plan {
-		groups[i] = map[string]any{"name": t.Provider().Name}
+		groups[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(t.Provider().Name)}})
 	}
-	st, _ := structpb.NewStruct(map[string]any{
-		contract.RouteMetadataNamespace: map[string]any{contract.PriorityGroupsKey: groups, contract.TranslatedForKey: translatedFor},
-	})
-	return st
+	return &structpb.Struct{Fields: map[string]*structpb.Value{
+		contract.RouteMetadataNamespace: structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			contract.PriorityGroupsKey: structpb.NewListValue(&structpb.ListValue{Values: groups}),
+			contract.TranslatedForKey:  structpb.NewStringValue(translatedFor),
+		}}),
+	}}
 }
 
 func headersResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {

@@ -101,7 +101,13 @@ func (f *Filter) Done(ctx context.Context, x *filters.Exchange, cause error) {
 	}
 	f.metrics.observe(x, &r)
 	f.audit.Request(ctx, auditEvent(x, &r))
-	f.log.LogAttrs(ctx, slog.LevelInfo, "usage",
+	// The record is in the ledger, the metrics, the audit trail and Envoy's
+	// access log already: a line of its own in the log is for debugging,
+	// not a write per request on the hot path.
+	if !f.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	f.log.LogAttrs(ctx, slog.LevelDebug, "usage",
 		slog.String("request_id", r.RequestID), slog.String("tenant", r.Tenant), slog.String("app", r.App),
 		slog.String("key", r.KeyName), slog.String("route", r.Route), slog.String("model", r.RequestedModel),
 		slog.String("served_model", r.ServedModel), slog.String("provider", r.Provider), slog.Bool("stream", r.Stream),

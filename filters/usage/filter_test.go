@@ -262,7 +262,7 @@ func TestDone(t *testing.T) {
 	var trail, logs bytes.Buffer
 	fl, err := New(policy.FilterRef{Name: "usage"}, filters.Deps{
 		Policy: p, Metrics: reg, Ledger: w, Audit: audit.New(&trail, "extproc"),
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
