@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -469,6 +470,45 @@ func TestRemainingQuotaFallsWithUse(t *testing.T) {
 	got := []string{resp.Header.Get("x-ratelimit-remaining-requests"), resp.Header.Get("x-ratelimit-remaining-tokens")}
 	if diff := cmp.Diff([]string{"9998", "999987"}, got); diff != "" {
 		t.Errorf("remaining requests/tokens mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// A long run must not exhaust the simulated quota: like a real provider's,
+// it counts per minute, so a gateway that reads the headers keeps routing
+// to a simulator that has served more than a minute's limit in all.
+func TestRemainingQuotaRestartsEachMinute(t *testing.T) {
+	var mu sync.Mutex
+	now := fixedNow
+	sim, err := providersim.Start(t.Context(), providersim.Config{
+		Providers:   []providersim.ProviderConfig{{Kind: providersim.KindOpenAI, Name: "openai"}},
+		ControlAddr: "127.0.0.1:0",
+		Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		},
+		Sleep: (&sleepRecorder{}).sleep,
+	})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	remaining := func() []string {
+		resp, _ := do(t, sim.URL("openai"), kindCalls[providersim.KindOpenAI].plain)
+		return []string{resp.Header.Get("x-ratelimit-remaining-requests"), resp.Header.Get("x-ratelimit-remaining-tokens")}
+	}
+	remaining()
+	mu.Lock()
+	now = now.Add(59 * time.Second)
+	mu.Unlock()
+	if diff := cmp.Diff([]string{"9998", "999987"}, remaining()); diff != "" {
+		t.Errorf("within the minute (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Second)
+	mu.Unlock()
+	if diff := cmp.Diff([]string{"9999", "1000000"}, remaining()); diff != "" {
+		t.Errorf("in the next minute (-want +got):\n%s", diff)
 	}
 }
 

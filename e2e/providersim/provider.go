@@ -38,6 +38,25 @@ type provider struct {
 	fault  *Fault
 	stats  statsRecorder
 	seq    int
+	window rateWindow
+}
+
+// rateWindow counts what the provider's rate-limit headers report. Real
+// providers limit per minute, so the count restarts every minute: a
+// simulator that ran for hours must not report an exhausted quota only
+// because it served more than a minute's limit in all.
+type rateWindow struct {
+	start    time.Time
+	requests int
+	tokens   int
+}
+
+const rateWindowLength = time.Minute
+
+func (w *rateWindow) roll(now time.Time) {
+	if now.Sub(w.start) >= rateWindowLength || now.Before(w.start) {
+		*w = rateWindow{start: now}
+	}
 }
 
 func newProvider(cfg ProviderConfig, e *env) *provider {
@@ -147,6 +166,7 @@ func (p *provider) reset() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.reset()
+	p.window = rateWindow{}
 	p.fault = nil
 	return p.listenLocked(context.Background())
 }
@@ -160,8 +180,8 @@ func (p *provider) statsSnapshot() Stats {
 // quota is the rate-limit state reported in one response's headers.
 type quota struct {
 	requestID string
-	requests  int // requests seen, this one included
-	tokens    int // tokens served so far
+	requests  int // requests seen this minute, this one included
+	tokens    int // tokens served this minute
 	remaining *int64
 	now       time.Time
 }
@@ -192,11 +212,14 @@ func (p *provider) admit(r *http.Request, body []byte, stream bool) (Fault, quot
 	defer p.mu.Unlock()
 	p.stats.request(r, body)
 	p.seq++
+	now := p.env.now()
+	p.window.roll(now)
+	p.window.requests++
 	q := quota{
 		requestID: fmt.Sprintf("%08d", p.seq),
-		requests:  p.stats.s.Requests,
-		tokens:    p.stats.s.PromptTokens + p.stats.s.CompletionTokens,
-		now:       p.env.now(),
+		requests:  p.window.requests,
+		tokens:    p.window.tokens,
+		now:       now,
 	}
 	if p.fault == nil {
 		return Fault{}, q
@@ -226,6 +249,8 @@ func (p *provider) served(prompt, completion int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stats.tokens(prompt, completion)
+	p.window.roll(p.env.now())
+	p.window.tokens += prompt + completion
 }
 
 func (p *provider) responded(status int) {
