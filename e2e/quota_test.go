@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -334,8 +331,8 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	if b.Spent != billed {
 		t.Errorf("spent %d micro-USD, but the answers' usage costs %d", b.Spent, billed)
 	}
-	if logged := loggedCost(t, s, "tight"); logged != b.Spent {
-		t.Errorf("the usage records add up to %d micro-USD, the budget says %d were spent", logged, b.Spent)
+	if logged := ledgerCost(t, s, "tight", b.Spent); logged != b.Spent {
+		t.Errorf("the ledger rows add up to %d micro-USD, the budget says %d were spent", logged, b.Spent)
 	}
 	fromLeases, fromStore := leased()
 	t.Logf("tight: %.0f admissions from leases, %.0f by Redis", fromLeases, fromStore)
@@ -359,8 +356,8 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	if b = settled(); b.Reserved != 0 || b.Spent != billed {
 		t.Errorf("roomy: spent %d reserved %d once its leases are retired; want %d billed and 0", b.Spent, b.Reserved, billed)
 	}
-	if logged := loggedCost(t, s, "roomy"); logged != b.Spent {
-		t.Errorf("roomy: the usage records add up to %d micro-USD, the budget says %d", logged, b.Spent)
+	if logged := ledgerCost(t, s, "roomy", b.Spent); logged != b.Spent {
+		t.Errorf("roomy: the ledger rows add up to %d micro-USD, the budget says %d", logged, b.Spent)
 	}
 	l2, s2 := leased()
 	fromLeases, fromStore = l2-fromLeases, s2-fromStore
@@ -405,30 +402,24 @@ func replicaOf(t *testing.T, s *harness.Stack, requestID string) string {
 	}
 }
 
-// loggedCost adds up the cost of a tenant's usage records in every
-// replica's log.
-func loggedCost(t *testing.T, s *harness.Stack, tenant string) int64 {
+// ledgerCost adds up the ledger rows of tenant, waiting up to 10 s for
+// them to reach want: each replica's writer flushes its batch on its own
+// schedule, so the last rows land a little after the answers.
+func ledgerCost(t *testing.T, s *harness.Stack, tenant string, want int64) int64 {
 	t.Helper()
 	var total int64
-	for i := range s.Replicas {
-		f, err := os.Open(filepath.Join(s.Dir, "extproc-"+strconv.Itoa(i)+".log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var rec struct {
-				Msg    string `json:"msg"`
-				Tenant string `json:"tenant"`
-				Cost   int64  `json:"cost_micros"`
-			}
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "usage" && rec.Tenant == tenant {
-				total += rec.Cost
+	_ = eventually(10*time.Second, func() error {
+		total = 0
+		for _, r := range ledgerRecords(t, s) {
+			if r.Tenant == tenant {
+				total += r.CostMicros
 			}
 		}
-		f.Close()
-	}
+		if total != want {
+			return errNotYet
+		}
+		return nil
+	})
 	return total
 }
 
