@@ -139,6 +139,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 			p.Tenants = append(p.Tenants, t)
 		}
 	}
+	c.cacheScopes(s.Routes, tenants)
 	if len(c.probs) > 0 {
 		return nil, c.probs
 	}
@@ -720,6 +721,35 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		return nil
 	}
 	return r
+}
+
+// cacheScopes checks what each route's cache filter applies to, which
+// ParseCacheArgs cannot see alone: the route serves chat completions (the
+// only answers it keeps), and every tenant it names is one of the policy's
+// (a misspelt name would silently cache nothing for the tenant meant).
+func (c *compiler) cacheScopes(routes []RouteSpec, tenants map[string]bool) {
+	for i := range routes {
+		s := &routes[i]
+		d := display("routes", i, s.Name)
+		for j, f := range s.Filters {
+			if f.Name != "cache" {
+				continue
+			}
+			field := "filters[" + strconv.Itoa(j) + "]"
+			if a, known := apis[s.API]; known && a != APIChatCompletions {
+				c.at(s.src, d, field, "filter cache keeps chat completions only; route api is %s", s.API)
+			}
+			args, err := ParseCacheArgs(FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args})
+			if err != nil {
+				continue // reported with the route
+			}
+			for k, t := range args.Tenants {
+				if !tenants[t] {
+					c.at(s.src, d, field, "cache args: tenants[%d] names no tenant (got %q)", k, t)
+				}
+			}
+		}
+	}
 }
 
 // Languages the router's detector tells apart (by script; en covers
