@@ -54,6 +54,8 @@ type sent struct {
 	what   string
 	key    string
 	status int
+	// cache is the answer's X-Cache.
+	cache string
 }
 
 // acceptanceRun is the scripted run of mixed traffic that TestAcceptance
@@ -65,8 +67,11 @@ type acceptanceRun struct {
 	// sent maps request IDs to what the client sent and saw.
 	sent map[string]sent
 	// fallback and cut are the IDs of the request served after its
-	// provider failed, and of the stream the client cut.
-	fallback, cut string
+	// provider failed, and of the stream the client cut; cacheMiss and
+	// cacheHit those of a deterministic request and of its repeat the
+	// response cache answered.
+	fallback, cut       string
+	cacheMiss, cacheHit string
 }
 
 var (
@@ -83,7 +88,11 @@ func acceptance(t *testing.T) *acceptanceRun {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{"acceptance.yaml": acceptanceTenants}})
+		// The chat route caches deterministic answers, for the response
+		// cache's panels; the script's other requests are not deterministic.
+		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
+			"acceptance.yaml": acceptanceTenants, "routes.yaml": cachedRoutes(t, "5m"),
+		}})
 		if err != nil {
 			t.Fatalf("starting the gateway: %v", err)
 		}
@@ -132,7 +141,7 @@ func (r *acceptanceRun) send(t *testing.T, what, key, path, body string, cut boo
 	} else {
 		_, _ = io.Copy(io.Discard, resp.Body)
 	}
-	r.sent[id] = sent{what: what, key: key, status: resp.StatusCode}
+	r.sent[id] = sent{what: what, key: key, status: resp.StatusCode, cache: resp.Header.Get("X-Cache")}
 	return id
 }
 
@@ -176,6 +185,19 @@ func (r *acceptanceRun) traffic(t *testing.T) {
 	// the model of, and the app's rating of its answer.
 	auto := r.send(t, "auto", demoKey, chat, chatBody("auto", false, ""), false)
 	r.rate(t, auto)
+	// The response cache's panels: an answer, then its repeat from the
+	// cache (the answer is stored once its exchange is done, a moment
+	// after the client has it: a repeat sent sooner is a miss too).
+	deterministic := chatBody("gpt-4o-mini", false, `,"temperature":0`)
+	r.cacheMiss = r.send(t, "cache miss", demoKey, chat, deterministic, false)
+	for i := 0; i < 5 && r.cacheHit == ""; i++ {
+		if id := r.send(t, "cache repeat", demoKey, chat, deterministic, false); r.sent[id].cache == "hit" {
+			r.cacheHit = id
+		}
+	}
+	if r.cacheHit == "" {
+		t.Fatal("five repeats of a deterministic request: none answered from the response cache")
+	}
 
 	if err := r.s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDown503}); err != nil {
 		t.Fatal(err)
@@ -259,7 +281,8 @@ func TestAcceptance(t *testing.T) {
 				t.Errorf("%s: ledger status %d, the client got %d", snt.what, row.Status, snt.status)
 			}
 			// An embedding of a few tokens costs less than half a micro-dollar.
-			if row.Status == 200 && (row.InputTokens == 0 || (row.Route == "chat" && row.CostMicros == 0) || row.UsageEstimated) {
+			free := row.Provider == "cache" // the response cache's answer costs nothing
+			if row.Status == 200 && (row.InputTokens == 0 || (row.Route == "chat" && row.CostMicros == 0 && !free) || row.UsageEstimated) {
 				t.Errorf("%s: served row without its real usage: %+v", snt.what, row)
 			}
 			if id != r.cut && row.Status >= 400 && (row.CostMicros != 0 || row.ErrorType == "") {
@@ -276,6 +299,11 @@ func TestAcceptance(t *testing.T) {
 		cut := rows[r.cut]
 		if cut.Status != 499 || cut.ErrorType != "client_disconnected" || !cut.UsageEstimated || cut.OutputTokens == 0 || cut.CostMicros == 0 || cut.TimeToFirstToken == 0 {
 			t.Errorf("cut stream row %+v, want 499 with estimated, priced usage and a first token", cut)
+		}
+		miss, hit := rows[r.cacheMiss], rows[r.cacheHit]
+		if miss.Provider != "openai" || miss.CostMicros == 0 || miss.SavedMicros != 0 ||
+			hit.Provider != "cache" || hit.CostMicros != 0 || hit.SavedMicros != miss.CostMicros || hit.OutputTokens != miss.OutputTokens {
+			t.Errorf("response cache: miss %+v, hit %+v; want the hit free, saving the miss's cost", miss, hit)
 		}
 		for _, row := range rows {
 			if row.Stream && row.Status == 200 && row.TimeToFirstToken == 0 {
@@ -336,6 +364,7 @@ func TestAcceptance(t *testing.T) {
 			{"requests", metricSum(t, url, "switchyard_usage_requests_total"), total.Requests},
 			{"errors", metricSum(t, url, "switchyard_usage_requests_total", `status="4`) + metricSum(t, url, "switchyard_usage_requests_total", `status="5`), total.Errors},
 			{"cost", metricSum(t, url, "switchyard_usage_cost_micro_usd_total"), total.CostMicros},
+			{"saved by the response cache", metricSum(t, url, "switchyard_usage_cache_saved_micro_usd_total"), total.SavedMicros},
 			{"input tokens", metricSum(t, url, "switchyard_usage_tokens_total", `type="input"`), total.InputTokens},
 			{"output tokens", metricSum(t, url, "switchyard_usage_tokens_total", `type="output"`), total.OutputTokens},
 			{"demo's cost", metricSum(t, url, "switchyard_usage_cost_micro_usd_total", `tenant="demo"`), byTenant["demo"].CostMicros},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/state/ledger/report"
 )
 
 // cachedRoutes is the shipped routes.yaml with the response cache on the
@@ -70,8 +71,9 @@ func content(t *testing.T, a answer) string {
 // TestResponseCache: two replicas share one Redis. A deterministic request
 // is a miss, then a hit on either replica (memory or Redis) with the same
 // answer, also as SSE for a streamed request; a hit is a ledger row of the
-// provider "cache" at zero cost; another tenant, a request that is not
-// deterministic and a client that opts out all miss the cache.
+// provider "cache" at zero cost that saved what the miss cost, and the
+// tenant's usage API reports the savings; another tenant, a request that
+// is not deterministic and a client that opts out all miss the cache.
 func TestResponseCache(t *testing.T) {
 	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m")}})
 	body := cacheBody("what does a cache keep?", "")
@@ -173,18 +175,50 @@ func TestResponseCache(t *testing.T) {
 		}
 		rows = ledgerRecords(t, s)
 	}
+	miss := rows[first.header.Get("X-Request-Id")]
+	if miss.Provider != "openai" || miss.CostMicros == 0 || miss.SavedMicros != 0 {
+		t.Errorf("the miss recorded as %+v; want openai at its cost, saving nothing", miss)
+	}
 	for _, id := range append(hitIDs, st.header.Get("X-Request-Id")) {
 		r, ok := rows[id]
 		if !ok {
 			t.Errorf("hit %s has no ledger row", id)
 			continue
 		}
-		if r.Provider != "cache" || r.ServedModel != "gpt-4o-mini" || r.CostMicros != 0 || r.OutputTokens == 0 || r.Status != http.StatusOK {
-			t.Errorf("hit %s recorded as %+v; want provider cache, gpt-4o-mini, zero cost, its tokens", id, r)
+		if r.Provider != "cache" || r.ServedModel != "gpt-4o-mini" || r.CostMicros != 0 || r.OutputTokens == 0 || r.Status != http.StatusOK ||
+			r.SavedMicros != miss.CostMicros {
+			t.Errorf("hit %s recorded as %+v; want provider cache, gpt-4o-mini, zero cost, its tokens, saving the miss's %d", id, r, miss.CostMicros)
 		}
 	}
-	if r := rows[first.header.Get("X-Request-Id")]; r.Provider != "openai" || r.CostMicros == 0 {
-		t.Errorf("the miss recorded as %+v; want openai at its cost", r)
+
+	// The tenant's own usage API reports what its hits saved.
+	var saved int64
+	for _, r := range rows {
+		if r.Tenant == "demo" {
+			saved += r.SavedMicros
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/v1/usage/by-model", nil)
+	req.Header.Set("Authorization", "Bearer "+demoKey)
+	resp, err := fresh.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep report.Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/v1/usage/by-model: %d %v", resp.StatusCode, err)
+	}
+	var mini report.Row
+	for _, row := range rep.Data {
+		if row.Model == "gpt-4o-mini" {
+			mini = row
+		}
+	}
+	wantSaved := int64(len(hitIDs)+1) * miss.CostMicros
+	if saved != wantSaved || rep.Total.SavedMicros != wantSaved || mini.SavedMicros != wantSaved || mini.SavedUSD != report.USD(wantSaved) {
+		t.Errorf("/v1/usage/by-model: gpt-4o-mini saved %d (%s), total saved %d; the ledger's hits saved %d, want %d",
+			mini.SavedMicros, mini.SavedUSD, rep.Total.SavedMicros, saved, wantSaved)
 	}
 }
 
@@ -239,8 +273,8 @@ func TestDegradedMode(t *testing.T) {
 	}
 	rows := ledgerRecords(t, s)
 	for _, id := range []string{a.header.Get("X-Request-Id"), d.header.Get("X-Request-Id")} {
-		if r := rows[id]; r.Provider != "cache" || r.Status != http.StatusOK || r.CostMicros != 0 {
-			t.Errorf("degraded answer %s recorded as %+v; want provider cache, 200, zero cost", id, r)
+		if r := rows[id]; r.Provider != "cache" || r.Status != http.StatusOK || r.CostMicros != 0 || r.SavedMicros != 0 {
+			t.Errorf("degraded answer %s recorded as %+v; want provider cache, 200, zero cost, nothing saved (no provider could answer)", id, r)
 		}
 	}
 }

@@ -228,10 +228,12 @@ type Sent struct {
 
 // Cached says how the response cache answered: How is "hit" (a fresh
 // answer, no provider asked) or "stale" (degraded mode: every attempt
-// failed), and Model the model that made the answer.
+// failed), and Model the model that made the answer. SavedMicros is what
+// a hit saved: the provider's price of the answer when it was made.
 type Cached struct {
-	How   string
-	Model string
+	How         string
+	Model       string
+	SavedMicros int64
 }
 
 // Reply is a complete answer made by a filter instead of a provider.

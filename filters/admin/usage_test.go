@@ -53,7 +53,7 @@ func TestUsageAPI(t *testing.T) {
 	}
 	f := fl.(*Filter)
 	row := func(g ledger.Group, requests, errors, in, out, cost int64) report.Row {
-		return report.Row{Group: g, Totals: ledger.Totals{Requests: requests, Errors: errors, InputTokens: in, OutputTokens: out, CostMicros: cost}, CostUSD: report.USD(cost)}
+		return report.Row{Group: g, Totals: ledger.Totals{Requests: requests, Errors: errors, InputTokens: in, OutputTokens: out, CostMicros: cost}, CostUSD: report.USD(cost), SavedUSD: report.USD(0)}
 	}
 	tests := []struct {
 		name       string

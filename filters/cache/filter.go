@@ -142,7 +142,7 @@ func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filt
 			return nil
 		}
 		l.answer = &cache.Entry{Body: slices.Clone(c.Data), Model: a.Target.Model.Name,
-			PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens}
+			PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens, CostMicros: x.Usage.CostMicros}
 	case x.Response.Status >= http.StatusInternalServerError && f.args.StaleFor > 0 && x.Cached.How == "":
 		e, ok := f.stale(ctx, l.key)
 		if !ok {
@@ -224,10 +224,15 @@ func (f *Filter) serve(x *filters.Exchange, e cache.Entry, how string) {
 	x.Respond(http.StatusOK, body, h...)
 }
 
-// account makes e the request's usage, at no provider cost.
+// account makes e the request's usage, at no provider cost. A hit saved
+// what the answer cost when a provider made it; a degraded answer saved
+// nothing, since no provider could have answered it.
 func (f *Filter) account(x *filters.Exchange, e cache.Entry, how string) {
 	x.Usage = filters.Usage{Known: true, PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens}
 	x.Cached = filters.Cached{How: how, Model: e.Model}
+	if how == "hit" {
+		x.Cached.SavedMicros = e.CostMicros
+	}
 	x.Sent.FirstToken, x.Sent.Complete = f.now(), true
 }
 

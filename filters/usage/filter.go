@@ -164,7 +164,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	}
 	if x.Cached.How != "" {
 		// The answer came from the response cache, at no provider cost.
-		r.ServedModel, r.Provider = x.Cached.Model, CacheProvider
+		r.ServedModel, r.Provider, r.SavedMicros = x.Cached.Model, CacheProvider, x.Cached.SavedMicros
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	if m := strongest(x); m != nil {

@@ -110,6 +110,18 @@ func TestRecordOf(t *testing.T) {
 			},
 		},
 		{
+			name: "a response cache hit: no provider, no cost, what it saved",
+			setup: func(x *filters.Exchange) {
+				x.Response = filters.Response{Status: 200}
+				x.Usage = filters.Usage{Known: true, PromptTokens: 10, CompletionTokens: 20}
+				x.Cached = filters.Cached{How: "hit", Model: "gpt", SavedMicros: 225}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Status, r.SavedMicros = "gpt", CacheProvider, 200, 225
+				r.InputTokens, r.OutputTokens = 10, 20
+			},
+		},
+		{
 			name: "fallback: the failed attempts and why, a missing one as no response",
 			setup: func(x *filters.Exchange) {
 				x.Plan = append(x.Plan, filters.Target{Model: p.Model("gpt")})

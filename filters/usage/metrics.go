@@ -37,6 +37,7 @@ type metrics struct {
 	estimated *prometheus.CounterVec
 	anonymous *prometheus.CounterVec
 	auto      *prometheus.CounterVec
+	saved     *prometheus.CounterVec
 
 	tokenUsage *prometheus.HistogramVec
 	duration   *prometheus.HistogramVec
@@ -78,6 +79,9 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 		auto: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_auto_cost_micro_usd_total", Help: "Auto-routed requests' cost in micro-USD, by route, tenant and basis: actual (what they cost) or all_strong (what the strongest model the caller may use would have cost); the difference is what auto routing saved.",
 		}, []string{"route", "tenant", "basis"}),
+		saved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_usage_cache_saved_micro_usd_total", Help: "What response cache hits saved in micro-USD, by tenant, app and model: the provider's price of each answer when it was made.",
+		}, []string{"tenant", "app", "model"}),
 		tokenUsage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gen_ai_client_token_usage", Help: "Number of input and output tokens used per request (OpenTelemetry gen_ai.client.token.usage).",
 			Buckets: tokenBuckets,
@@ -91,7 +95,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Buckets: ttftBuckets,
 		}, genAILabels),
 	}
-	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.anonymous, m.auto, m.tokenUsage, m.duration, m.firstToken}
+	return m, []prometheus.Collector{m.requests, m.tokens, m.cost, m.fallbacks, m.decisions, m.split, m.estimated, m.anonymous, m.auto, m.saved, m.tokenUsage, m.duration, m.firstToken}
 }
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
@@ -137,6 +141,9 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	m.cost.WithLabelValues(r.Tenant, r.App, model, r.Provider).Add(float64(r.CostMicros))
 	if r.UsageEstimated {
 		m.estimated.WithLabelValues(r.Tenant, model).Inc()
+	}
+	if r.SavedMicros > 0 {
+		m.saved.WithLabelValues(r.Tenant, r.App, model).Add(float64(r.SavedMicros))
 	}
 	if r.StrongCostMicros > 0 {
 		m.auto.WithLabelValues(r.Route, r.Tenant, "actual").Add(float64(r.CostMicros))

@@ -17,11 +17,15 @@ import (
 
 // Entry is a cached answer.
 type Entry struct {
-	Body             []byte    `json:"body"`
-	Model            string    `json:"model"`
-	PromptTokens     int       `json:"prompt_tokens"`
-	CompletionTokens int       `json:"completion_tokens"`
-	Stored           time.Time `json:"stored"`
+	Body             []byte `json:"body"`
+	Model            string `json:"model"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	// CostMicros is what the provider charged for the answer, in
+	// micro-USD: what each hit saves. An entry written before the field
+	// existed reads as 0, saving nothing.
+	CostMicros int64     `json:"cost_micros"`
+	Stored     time.Time `json:"stored"`
 }
 
 // size is what an entry costs in memory, roughly.

@@ -53,6 +53,8 @@ func genRecords(n int, seed uint64) []Record {
 			r.CacheHit, r.CostMicros = true, 0
 		case 4: // a stream the client cut short
 			r.Status, r.ErrorType, r.UsageEstimated = 499, "client_disconnected", true
+		case 5: // answered by the response cache: free, and saving its price
+			r.Provider, r.SavedMicros, r.CostMicros = "cache", r.CostMicros+1, 0
 		}
 		out[i] = r
 	}
@@ -91,7 +93,7 @@ func TestInsertRoundTrip(t *testing.T) {
 				Stream: true, Attempts: 2, FallbackReasons: []string{"429", "breaker_open"},
 				InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, CostMicros: 9_876_543_210,
 				Latency: 1234567891 * time.Nanosecond, TimeToFirstToken: 98765432 * time.Nanosecond,
-				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901,
+				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901, SavedMicros: 8_765_432_109,
 			},
 			{RequestID: "bare", Time: t0},
 			{

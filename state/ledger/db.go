@@ -67,7 +67,7 @@ var insertColumns = []string{
 	"requested_model", "served_model", "provider", "model", "stream", "attempts",
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
 	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
-	"strong_cost_micro_usd",
+	"strong_cost_micro_usd", "saved_micro_usd",
 }
 
 // rowsPerInsert keeps one statement's parameters well inside both engines'
@@ -87,7 +87,7 @@ func (db *DB) values(r *Record) ([]any, error) {
 		r.RequestedModel, r.ServedModel, r.Provider, r.Model(), r.Stream, int64(r.Attempts),
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
-		r.UsageEstimated, r.StrongCostMicros,
+		r.UsageEstimated, r.StrongCostMicros, r.SavedMicros,
 	}, nil
 }
 
@@ -201,7 +201,8 @@ const totalsSQL = `COUNT(*),
 	CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT),
 	CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT),
 	CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT),
-	CAST(COALESCE(SUM(cost_micro_usd), 0) AS BIGINT)`
+	CAST(COALESCE(SUM(cost_micro_usd), 0) AS BIGINT),
+	CAST(COALESCE(SUM(saved_micro_usd), 0) AS BIGINT)`
 
 // Query implements [Ledger.Query].
 func (db *DB) Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, error) {
@@ -230,12 +231,12 @@ func (db *DB) Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, erro
 	out := []Row{}
 	for rows.Next() {
 		var r Row
-		dest := make([]any, 0, len(by)+6)
+		dest := make([]any, 0, len(by)+7)
 		for _, d := range by {
 			dest = append(dest, r.field(d))
 		}
 		t := &r.Totals
-		dest = append(dest, &t.Requests, &t.Errors, &t.InputTokens, &t.OutputTokens, &t.CachedTokens, &t.CostMicros)
+		dest = append(dest, &t.Requests, &t.Errors, &t.InputTokens, &t.OutputTokens, &t.CachedTokens, &t.CostMicros, &t.SavedMicros)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -283,7 +284,7 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
 		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated,
-		&r.StrongCostMicros)
+		&r.StrongCostMicros, &r.SavedMicros)
 	if err != nil {
 		return Record{}, err
 	}

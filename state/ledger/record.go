@@ -43,9 +43,12 @@ type Record struct {
 	TimeToFirstToken time.Duration
 	Status           int
 	ErrorType        string
-	// CacheHit is set when the answer came at least in part from a cache.
-	// The gateway keeps no response cache, so today that is the provider's
-	// prompt cache (CachedTokens > 0).
+	// SavedMicros is what an answer of the response cache saved (provider
+	// "cache"): what the provider charged for it when it was made. Zero
+	// for every other row, a degraded answer included.
+	SavedMicros int64
+	// CacheHit is set when the provider served part of the prompt from
+	// its prompt cache (CachedTokens > 0).
 	CacheHit bool
 	// UsageEstimated is set when the token counts are the gateway's
 	// estimate: the provider's own count never arrived (a stream cut short).
@@ -197,6 +200,9 @@ type Totals struct {
 	OutputTokens int64 `json:"output_tokens"`
 	CachedTokens int64 `json:"cached_tokens"`
 	CostMicros   int64 `json:"cost_micro_usd"`
+	// SavedMicros sums the rows' [Record.SavedMicros]: what the response
+	// cache saved.
+	SavedMicros int64 `json:"saved_micro_usd"`
 }
 
 // Add counts r in t.
@@ -209,6 +215,7 @@ func (t *Totals) Add(r *Record) {
 	t.OutputTokens += r.OutputTokens
 	t.CachedTokens += r.CachedTokens
 	t.CostMicros += r.CostMicros
+	t.SavedMicros += r.SavedMicros
 }
 
 // Row is one line of a usage report.

@@ -30,11 +30,12 @@ type Report struct {
 }
 
 // Row is one group's totals. Cost is exact in micro-USD; CostUSD is the same
-// figure as a decimal string.
+// figure as a decimal string, and SavedUSD what the response cache saved.
 type Row struct {
 	ledger.Group
 	ledger.Totals
-	CostUSD string `json:"cost_usd"`
+	CostUSD  string `json:"cost_usd"`
+	SavedUSD string `json:"saved_usd"`
 }
 
 // Source is where reports come from: the ledger, and the process's writer
@@ -64,15 +65,16 @@ func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimens
 	}
 	var total ledger.Totals
 	for _, r := range rows {
-		rep.Data = append(rep.Data, Row{Group: r.Group, Totals: r.Totals, CostUSD: USD(r.CostMicros)})
+		rep.Data = append(rep.Data, Row{Group: r.Group, Totals: r.Totals, CostUSD: USD(r.CostMicros), SavedUSD: USD(r.SavedMicros)})
 		total.Requests += r.Requests
 		total.Errors += r.Errors
 		total.InputTokens += r.InputTokens
 		total.OutputTokens += r.OutputTokens
 		total.CachedTokens += r.CachedTokens
 		total.CostMicros += r.CostMicros
+		total.SavedMicros += r.SavedMicros
 	}
-	rep.Total = Row{Totals: total, CostUSD: USD(total.CostMicros)}
+	rep.Total = Row{Totals: total, CostUSD: USD(total.CostMicros), SavedUSD: USD(total.SavedMicros)}
 	return rep, nil
 }
 

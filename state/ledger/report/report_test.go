@@ -109,10 +109,10 @@ func TestReportIncludesQueuedRecords(t *testing.T) {
 	want := &Report{
 		Object: "usage", Tenant: "acme", GroupBy: []ledger.Dimension{ledger.ByApp},
 		Data: []Row{
-			{Group: ledger.Group{App: "batch"}, Totals: ledger.Totals{Requests: 1, InputTokens: 20, OutputTokens: 8, CachedTokens: 4, CostMicros: 1300}, CostUSD: "0.001300"},
-			{Group: ledger.Group{App: "web"}, Totals: ledger.Totals{Requests: 2, Errors: 1, InputTokens: 10, OutputTokens: 5, CostMicros: 700}, CostUSD: "0.000700"},
+			{Group: ledger.Group{App: "batch"}, Totals: ledger.Totals{Requests: 1, InputTokens: 20, OutputTokens: 8, CachedTokens: 4, CostMicros: 1300}, CostUSD: "0.001300", SavedUSD: "0.000000"},
+			{Group: ledger.Group{App: "web"}, Totals: ledger.Totals{Requests: 2, Errors: 1, InputTokens: 10, OutputTokens: 5, CostMicros: 700}, CostUSD: "0.000700", SavedUSD: "0.000000"},
 		},
-		Total: Row{Totals: ledger.Totals{Requests: 3, Errors: 1, InputTokens: 30, OutputTokens: 13, CachedTokens: 4, CostMicros: 2000}, CostUSD: "0.002000"},
+		Total: Row{Totals: ledger.Totals{Requests: 3, Errors: 1, InputTokens: 30, OutputTokens: 13, CachedTokens: 4, CostMicros: 2000}, CostUSD: "0.002000", SavedUSD: "0.000000"},
 	}
 	if diff := cmp.Diff(want, rep); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
@@ -126,6 +126,34 @@ func TestReportIncludesQueuedRecords(t *testing.T) {
 	}
 	if sum != rep.Total.Totals {
 		t.Errorf("report total %+v, sum of the ledger rows %+v", rep.Total.Totals, sum)
+	}
+}
+
+// TestReportShowsWhatTheCacheSaved: response cache answers (provider
+// "cache") cost nothing and report what they saved, per row and in total.
+func TestReportShowsWhatTheCacheSaved(t *testing.T) {
+	db, w := ledgertest.WithWriter(t)
+	for _, r := range []ledger.Record{
+		{RequestID: "miss", Time: t0, Tenant: "acme", ServedModel: "gpt", Provider: "openai", Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 700},
+		{RequestID: "hit1", Time: t0.Add(time.Second), Tenant: "acme", ServedModel: "gpt", Provider: "cache", Status: 200, InputTokens: 10, OutputTokens: 5, SavedMicros: 700},
+		{RequestID: "hit2", Time: t0.Add(2 * time.Second), Tenant: "acme", ServedModel: "gpt", Provider: "cache", Status: 200, InputTokens: 10, OutputTokens: 5, SavedMicros: 700},
+		{RequestID: "other", Time: t0, Tenant: "acme", ServedModel: "claude", Provider: "anthropic", Status: 200, InputTokens: 1, OutputTokens: 1, CostMicros: 30},
+	} {
+		w.Write(r)
+	}
+	rep, err := Source{Writer: w, Ledger: db}.Report(context.Background(), ledger.Filter{Tenant: "acme"}, ledger.ByModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Row{
+		{Group: ledger.Group{Model: "claude"}, Totals: ledger.Totals{Requests: 1, InputTokens: 1, OutputTokens: 1, CostMicros: 30}, CostUSD: "0.000030", SavedUSD: "0.000000"},
+		{Group: ledger.Group{Model: "gpt"}, Totals: ledger.Totals{Requests: 3, InputTokens: 30, OutputTokens: 15, CostMicros: 700, SavedMicros: 1400}, CostUSD: "0.000700", SavedUSD: "0.001400"},
+	}
+	if diff := cmp.Diff(want, rep.Data); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if rep.Total.SavedMicros != 1400 || rep.Total.SavedUSD != "0.001400" || rep.Total.CostMicros != 730 {
+		t.Errorf("total %+v; want 730 micro-USD spent, 1400 saved", rep.Total)
 	}
 }
 
