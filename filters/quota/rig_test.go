@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/auth"
 	"github.com/switchyard/switchyard/filters/router"
+	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -234,6 +235,13 @@ func newRigFor(t *testing.T, yaml string, start time.Time) *rig {
 // newRigWith builds a rig whose quota filters have cfg.
 func newRigWith(t *testing.T, yaml string, start time.Time, cfg Config) *rig {
 	t.Helper()
+	return newRigAlerting(t, yaml, start, cfg, nil)
+}
+
+// newRigAlerting builds a rig whose quota filters have cfg and hand the
+// budget figures they see to alerts.
+func newRigAlerting(t *testing.T, yaml string, start time.Time, cfg Config, alerts *events.Alerter) *rig {
+	t.Helper()
 	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(yaml)}})
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +251,7 @@ func newRigWith(t *testing.T, yaml string, start time.Time, cfg Config) *rig {
 	r.st = &flaky{Store: r.mem}
 	r.spool = store.NewSpooler(r.st, 100, nil)
 	for _, route := range p.Routes {
-		deps := filters.Deps{Policy: p, Route: route, Store: r.st, Spool: r.spool, Metrics: r.reg}
+		deps := filters.Deps{Policy: p, Route: route, Store: r.st, Spool: r.spool, Metrics: r.reg, Alerts: alerts}
 		a, err := auth.New(policy.FilterRef{Name: "auth"}, deps)
 		if err != nil {
 			t.Fatal(err)
