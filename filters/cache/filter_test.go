@@ -1,7 +1,10 @@
 package cache
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +122,76 @@ func TestMemoryBounded(t *testing.T) {
 	}
 	if _, ok := m.Get("kkkkkkkkvd", now.Add(2*time.Minute), time.Minute); ok {
 		t.Error("an entry older than the asked age was served")
+	}
+}
+
+// TestStaleWindow: when the router finds every provider down, degraded
+// mode serves an answer up to stale_for past its ttl, marked degraded, and
+// nothing older; only a 503 is rescued, and stale_for 0 turns it off.
+func TestStaleWindow(t *testing.T) {
+	t.Parallel()
+	stored := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	args := policy.DefaultCacheArgs() // ttl 5m, stale_for 1h
+	down := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "", "every provider is down")
+	const body = `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
+	for _, tc := range []struct {
+		name     string
+		staleFor time.Duration
+		age      time.Duration
+		refusal  error
+		want     bool
+	}{
+		{name: "fresh", age: time.Minute, refusal: down, want: true},
+		{name: "past the ttl, within stale_for", age: args.TTL + args.StaleFor - time.Second, refusal: down, want: true},
+		{name: "past stale_for", age: args.TTL + args.StaleFor + time.Second, refusal: down},
+		{name: "a refusal that is not every provider down", age: time.Minute, refusal: openai.Errorf(http.StatusTooManyRequests, openai.TypeRateLimit, "", "slow down")},
+		{name: "degraded mode off", staleFor: -1, age: time.Minute, refusal: down},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := args
+			if tc.staleFor < 0 {
+				a.StaleFor = 0
+			}
+			now := stored.Add(tc.age)
+			f := newFilter(a, nil, slog.Default(), func() time.Time { return now })
+			x := exchange(t, "acme", body)
+			key, _ := f.keyOf(x)
+			f.mem.Put(key, cache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: stored})
+			got := f.Rescue(context.Background(), x, tc.refusal)
+			reply := x.TakeReply()
+			if got != tc.want || (reply != nil) != tc.want {
+				t.Fatalf("rescued %v with reply %+v; want %v", got, reply, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			var degraded bool
+			for _, h := range reply.Header {
+				degraded = degraded || (h.Key == "x-degraded" && h.Value == "true")
+			}
+			if reply.Status != http.StatusOK || !degraded || x.Cached.How != "stale" || x.Cached.SavedMicros != 0 || x.Usage.CompletionTokens != 2 {
+				t.Errorf("degraded reply %d %+v, cached %+v, usage %+v; want 200 marked degraded, saving nothing, the answer's tokens", reply.Status, reply.Header, x.Cached, x.Usage)
+			}
+		})
+	}
+}
+
+// TestHitSavesTheAnswersCost: a fresh answer is served on the request
+// side as a hit that saved what the answer cost when it was made.
+func TestHitSavesTheAnswersCost(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	f := newFilter(policy.DefaultCacheArgs(), nil, slog.Default(), func() time.Time { return now })
+	x := exchange(t, "acme", `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`)
+	key, _ := f.keyOf(x)
+	f.mem.Put(key, cache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: now.Add(-time.Second)})
+	if err := f.RequestBody(context.Background(), x); err != nil {
+		t.Fatal(err)
+	}
+	if reply := x.TakeReply(); reply == nil || reply.Status != http.StatusOK {
+		t.Fatalf("reply %+v, want the cached answer", reply)
+	}
+	if x.Cached != (filters.Cached{How: "hit", Model: "m", SavedMicros: 9}) || x.Usage.CostMicros != 0 || x.Usage.PromptTokens != 3 {
+		t.Errorf("cached %+v, usage %+v; want a hit of m saving 9 micro-USD, at no cost", x.Cached, x.Usage)
 	}
 }
