@@ -251,6 +251,9 @@ func TestHealthProfile(t *testing.T) {
 	if b := d.Breaker; b.ConsecutiveFailures != 5 || b.OpenTimeout != 60*time.Second || b.HalfOpenProbes != 2 {
 		t.Errorf("breaker defaults %+v; the specification says 5 failures, 60 s open, 2 probes", b)
 	}
+	if c := d.Checks; c.Interval != 10*time.Second || c.Timeout <= 0 || c.Timeout > c.Interval {
+		t.Errorf("active check defaults %+v; the specification checks idle providers every 10 s", c)
+	}
 }
 
 // TestDeployments: entries sharing a name are one model on several
