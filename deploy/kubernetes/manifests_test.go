@@ -332,6 +332,23 @@ func TestPolicyIsTheExample(t *testing.T) {
 	}
 }
 
+// TestAlertsAreTheShippedOnes: the alerting rules in the Prometheus
+// ConfigMap are deploy/prometheus/alerts.yml, which promtool checks, and
+// every overlay renders them with the scrape jobs.
+func TestAlertsAreTheShippedOnes(t *testing.T) {
+	got, _ := os.ReadFile("base/prometheus/alerts.yml")
+	want, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "prometheus", "alerts.yml"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("base/prometheus/alerts.yml differs from deploy/prometheus/alerts.yml (%v): copy it again", err)
+	}
+	for _, overlay := range overlays {
+		cm := render(t, overlay).configMaps["switchyard-prometheus"]
+		if cm == nil || cm.Data["alerts.yml"] != string(want) || cm.Data["scrape.yaml"] == "" {
+			t.Errorf("%s: ConfigMap switchyard-prometheus lacks the scrape jobs or the shipped alerts.yml", overlay)
+		}
+	}
+}
+
 // TestBootstrapIsTheLocalOne: the pod's bootstrap is envoy/bootstrap.yaml
 // with the pod's addresses and the stats listener; nothing else differs.
 func TestBootstrapIsTheLocalOne(t *testing.T) {
