@@ -91,7 +91,7 @@ func acceptance(t *testing.T) *acceptanceRun {
 		// The chat route caches deterministic answers, for the response
 		// cache's panels; the script's other requests are not deterministic.
 		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
-			"acceptance.yaml": acceptanceTenants, "routes.yaml": cachedRoutes(t, "5m"),
+			"acceptance.yaml": acceptanceTenants, "routes.yaml": cachedRoutes(t, "5m", ""),
 		}})
 		if err != nil {
 			t.Fatalf("starting the gateway: %v", err)

@@ -17,8 +17,9 @@ import (
 )
 
 // cachedRoutes is the shipped routes.yaml with the response cache on the
-// chat route: answers fresh for ttl, kept an hour more for degraded mode.
-func cachedRoutes(t *testing.T, ttl string) string {
+// chat route: answers fresh for ttl, kept an hour more for degraded mode,
+// with more arguments when more is set (", tenants: [team]").
+func cachedRoutes(t *testing.T, ttl, more string) string {
 	t.Helper()
 	root, _ := harness.ModuleRoot()
 	b, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
@@ -29,7 +30,7 @@ func cachedRoutes(t *testing.T, ttl string) string {
 	if !strings.Contains(string(b), plain) {
 		t.Fatalf("configs/local/routes.yaml no longer has %q", plain)
 	}
-	cached := "filters: [auth, router, quota, {name: cache, args: {ttl: " + ttl + ", memory_ttl: 1s, stale_for: 1h}}, translate, usage]"
+	cached := "filters: [auth, router, quota, {name: cache, args: {ttl: " + ttl + ", memory_ttl: 1s, stale_for: 1h" + more + "}}, translate, usage]"
 	return strings.Replace(string(b), plain, cached, 1) // the first route is chat
 }
 
@@ -75,7 +76,7 @@ func content(t *testing.T, a answer) string {
 // tenant's usage API reports the savings; another tenant, a request that
 // is not deterministic and a client that opts out all miss the cache.
 func TestResponseCache(t *testing.T) {
-	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m")}})
+	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", "")}})
 	body := cacheBody("what does a cache keep?", "")
 
 	first := postCached(t, s, demoKey, body)
@@ -222,12 +223,36 @@ func TestResponseCache(t *testing.T) {
 	}
 }
 
+// TestResponseCacheForNamedTenants: a route whose cache names its tenants
+// caches for those only; another tenant's deterministic requests go to the
+// provider every time, without X-Cache.
+func TestResponseCacheForNamedTenants(t *testing.T) {
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", ", tenants: [team]")}})
+	body := cacheBody("who is cached?", "")
+	for i, want := range []string{"miss", "hit"} {
+		a := postCached(t, s, "sk-local-team", body)
+		for j := 0; want == "hit" && a.header.Get("X-Cache") == "miss" && j < 5; j++ {
+			// the miss is stored once its exchange is done, a moment after its client has it
+			time.Sleep(100 * time.Millisecond)
+			a = postCached(t, s, "sk-local-team", body)
+		}
+		if a.status != http.StatusOK || a.header.Get("X-Cache") != want {
+			t.Errorf("team's request %d: %d x-cache %q, want %s", i, a.status, a.header.Get("X-Cache"), want)
+		}
+	}
+	for i := range 2 {
+		if a := postCached(t, s, demoKey, body); a.status != http.StatusOK || a.header.Get("X-Cache") != "" || a.header.Get("X-Provider-Used") != "openai" {
+			t.Errorf("demo's request %d: %d x-cache %q provider %q; want no cache, openai", i, a.status, a.header.Get("X-Cache"), a.header.Get("X-Provider-Used"))
+		}
+	}
+}
+
 // TestDegradedMode: once an answer's ttl has passed it is no longer
 // served, but when every attempt fails — the providers answer 500, or all
 // are down — it is, with X-Degraded: true; a request never answered
 // before still gets the 503.
 func TestDegradedMode(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s")}})
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s", "")}})
 	body := cacheBody("degrade me gracefully", "")
 	first := postCached(t, s, demoKey, body)
 	if first.status != http.StatusOK || first.header.Get("X-Cache") != "miss" {
