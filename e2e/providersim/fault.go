@@ -32,6 +32,12 @@ const (
 	// each byte resets an idle timeout. It only applies to (and is only
 	// consumed by) non-streaming requests.
 	FaultDrip FaultMode = "drip"
+	// FaultDripStream sends a stream's events Fault.Delay apart, never the
+	// final one, then keeps the stream open forever with a keep-alive (an
+	// SSE comment, whitespace in a JSON stream) every Fault.Delay: a
+	// provider stuck mid-answer whose bytes reset every idle timeout. It
+	// only applies to streaming requests.
+	FaultDripStream FaultMode = "drip_stream"
 	// FaultCutStream sends Fault.Chunks stream events, never the final one,
 	// then drops the connection. It only applies to streaming requests.
 	FaultCutStream FaultMode = "cut_stream"
@@ -53,7 +59,8 @@ type Fault struct {
 	Body string `json:"body,omitempty"`
 	// Headers are added to the response for FaultStatus.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Delay is the wait for FaultLatency, FaultSlowStream and FaultDrip.
+	// Delay is the wait for FaultLatency, FaultSlowStream, FaultDrip and
+	// FaultDripStream.
 	Delay Duration `json:"delay,omitempty"`
 	// RetryAfter is the back-off advertised by native 429/503/529 bodies and
 	// retry-after headers; it defaults to one second.
@@ -93,7 +100,7 @@ func (f Fault) validate() error {
 		if f.Status < 100 || f.Status > 599 {
 			return fmt.Errorf("status %d: must be an HTTP status between 100 and 599", f.Status)
 		}
-	case FaultLatency, FaultSlowStream, FaultDrip:
+	case FaultLatency, FaultSlowStream, FaultDrip, FaultDripStream:
 		if f.Delay <= 0 {
 			return fmt.Errorf("delay: required for mode %q", f.Mode)
 		}
@@ -108,7 +115,7 @@ func (f Fault) validate() error {
 }
 
 func (f Fault) streamOnly() bool {
-	return f.Mode == FaultSlowStream || f.Mode == FaultCutStream
+	return f.Mode == FaultSlowStream || f.Mode == FaultCutStream || f.Mode == FaultDripStream
 }
 
 func (f Fault) retryAfter() time.Duration {

@@ -1,6 +1,7 @@
 package providersim_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -324,6 +325,62 @@ func TestFaultSlowStream(t *testing.T) {
 			do(t, sim.URL(string(kind)), c.stream)
 			if diff := cmp.Diff(want, sleeps.delays()); diff != "" {
 				t.Errorf("delays mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFaultDripStream: a dripping stream sends every event but the final
+// one, Delay apart, then a keep-alive every Delay for as long as the
+// client reads.
+func TestFaultDripStream(t *testing.T) {
+	for kind, c := range kindCalls {
+		t.Run(string(kind), func(t *testing.T) {
+			sim, sleeps := startKind(t, kind)
+			const d = 40 * time.Millisecond
+			setFault(t, sim, string(kind), providersim.Fault{Mode: providersim.FaultDripStream, Delay: providersim.Duration(d)})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, sim.URL(string(kind))+c.stream.path, strings.NewReader(c.stream.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range c.stream.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			const beats = 3
+			beat := ": keep-alive\n\n"
+			if resp.Header.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("content type %q, want an SSE stream", resp.Header.Get("Content-Type"))
+			}
+			var body strings.Builder
+			buf := make([]byte, 512)
+			for strings.Count(body.String(), beat) < beats {
+				n, err := resp.Body.Read(buf)
+				body.Write(buf[:n])
+				if err != nil {
+					t.Fatalf("the stream ended (%v) after %q", err, body.String())
+				}
+			}
+			cancel()
+			before, _, _ := strings.Cut(body.String(), beat)
+			events := sseEvents(before)
+			if len(events) != wantEvents[kind]-1 {
+				t.Errorf("got %d events before the keep-alives, want all but the final one of %d", len(events), wantEvents[kind])
+			}
+			for i, got := range sleeps.delays() {
+				if got != d {
+					t.Fatalf("wait %d is %v, want %v", i, got, d)
+				}
+			}
+			if n := len(sleeps.delays()); n < wantEvents[kind]-2+beats {
+				t.Errorf("%d waits, want one between events and one before each keep-alive", n)
 			}
 		})
 	}

@@ -405,8 +405,8 @@ func (x *exchange) writeMalformed(stream bool) {
 }
 
 // writeStream sends events one by one, flushing each, and applies the
-// slow_stream and cut_stream faults. events must hold the whole wire form,
-// framing included.
+// slow_stream, drip_stream and cut_stream faults. events must hold the
+// whole wire form, framing included.
 func (x *exchange) writeStream(contentType string, events [][]byte) {
 	h := x.w.Header()
 	h.Set("Content-Type", contentType)
@@ -418,19 +418,43 @@ func (x *exchange) writeStream(contentType string, events [][]byte) {
 		// The final event is never sent: a cut stream must look unfinished.
 		cut = min(x.fault.Chunks, len(events)-1)
 	}
+	drip := x.fault.Mode == FaultDripStream
+	if drip {
+		cut = len(events) - 1
+	}
 	for i, ev := range events {
+		if i == cut && drip {
+			x.keepAlive(contentType, rc)
+			return
+		}
 		if i == cut {
 			rc.Flush()
 			// The documented way to drop the connection without finishing
 			// the chunked body.
 			panic(http.ErrAbortHandler)
 		}
-		if i > 0 && x.fault.Mode == FaultSlowStream {
+		if i > 0 && (x.fault.Mode == FaultSlowStream || drip) {
 			if x.p.env.sleep(x.r.Context(), time.Duration(x.fault.Delay)) != nil {
 				return
 			}
 		}
 		if _, err := x.w.Write(ev); err != nil {
+			return
+		}
+		rc.Flush()
+	}
+}
+
+// keepAlive writes a keep-alive every Fault.Delay until the client goes:
+// an SSE comment, which every SSE reader skips, or in a JSON stream a
+// newline between its elements.
+func (x *exchange) keepAlive(contentType string, rc *http.ResponseController) {
+	beat := []byte(": keep-alive\n\n")
+	if contentType != "text/event-stream" {
+		beat = []byte("\n")
+	}
+	for x.p.env.sleep(x.r.Context(), time.Duration(x.fault.Delay)) == nil {
+		if _, err := x.w.Write(beat); err != nil {
 			return
 		}
 		rc.Flush()
