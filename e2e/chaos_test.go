@@ -529,45 +529,174 @@ func TestChaosRedisOutage(t *testing.T) {
 	}
 }
 
-// TestChaosStreamNeverEnds: a provider starts an SSE stream and then
-// sends nothing more, never ending it. The route's per-try idle timeout
+// TestChaosStreamNeverEnds: a provider starts its answer and then sends
+// nothing more, never ending it: an SSE stream after its first event, or
+// a whole answer after its first byte. The route's per-try idle timeout
 // (1 s here) ends the attempt: the client's stream is terminated (it does
-// not hang until its own timeout) without a completion, and the next
-// request is served. The request's usage record says it did not complete.
+// not hang until its own timeout) without a completion, or the whole
+// answer is a 504 upstream_timeout. The stall is the provider's: its
+// usage record says 504 upstream_error for openai, and its breaker, set
+// to open at the first failure, opens (Envoy's cut log tells the stall
+// from a client leaving: TestChaosClientLeavesMidStream). The next request
+// is served.
 func TestChaosStreamNeverEnds(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": chatRouteWith(t, "per_try_idle_timeout: 1s")}})
-	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultSlowStream, Delay: providersim.Duration(time.Hour), Count: 1}); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name  string
+		fault providersim.FaultMode
+	}{
+		{"stream", providersim.FaultSlowStream},
+		{"whole answer", providersim.FaultDrip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := withHealth(t, oneFailureOpens)
+			o.Overlay["routes.yaml"] = chatRouteWith(t, "per_try_idle_timeout: 1s")
+			s := startStack(t, o)
+			if err := s.Sim.SetFault("openai", providersim.Fault{Mode: tc.fault, Delay: providersim.Duration(time.Hour), Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+			stream := tc.fault == providersim.FaultSlowStream
+			before := ledgerRecords(t, s)
+			start := time.Now()
+			resp := chatRequest(t, s, stream, "never ends")
+			body, readErr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			t.Logf("client saw %d, then %d bytes and %v after %v", resp.StatusCode, len(body), readErr, took.Round(time.Millisecond))
+			if took >= 60*time.Second {
+				t.Fatal("the answer was never terminated: the client's own timeout ended it")
+			}
+			switch {
+			case stream && strings.Contains(string(body), "data: [DONE]") && readErr == nil:
+				t.Errorf("a stream the provider never ended was answered as complete:\n%s", body)
+			case !stream && (resp.StatusCode != http.StatusGatewayTimeout || !strings.Contains(string(body), `"upstream_timeout"`)):
+				t.Errorf("a whole answer that stalled: %d %s, want 504 upstream_timeout", resp.StatusCode, body)
+			}
+			// Envoy's own 504 carries no request id: the record is the one new.
+			rec := awaitNewRecord(t, s, before)
+			t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
+			if rec.Status != http.StatusGatewayTimeout || rec.ErrorType != "upstream_error" || rec.Provider != "openai" {
+				t.Errorf("usage record says %d %q for %q; want 504 upstream_error for openai, the stalled provider", rec.Status, rec.ErrorType, rec.Provider)
+			}
+			if !breakerOpen(t, s.Replicas[0], "openai") {
+				t.Error("openai's breaker did not open: the stall was not counted against the provider")
+			}
+			if m, err := served(t, s, "gpt-4o-mini", ""); err != nil || m == "" {
+				t.Errorf("the next request: served by %q (%v)", m, err)
+			}
+		})
 	}
+}
+
+// TestChaosClientLeavesMidStream: the other side of
+// TestChaosStreamNeverEnds. A client that leaves a stream after its first
+// event, while events flow or in a silence shorter than the per-try idle
+// timeout, is recorded 499 client_disconnected and never counted against
+// the provider: its breaker, set to open at the first failure, stays
+// closed.
+func TestChaosClientLeavesMidStream(t *testing.T) {
+	o := withHealth(t, oneFailureOpens)
+	o.Overlay["routes.yaml"] = chatRouteWith(t, "per_try_idle_timeout: 1s")
+	s := startStack(t, o)
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // between the provider's events
+		stay  time.Duration // after the first event
+	}{
+		{"while events flow", 200 * time.Millisecond, 300 * time.Millisecond},
+		{"in a silence", time.Hour, 500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultSlowStream, Delay: providersim.Duration(tc.delay), Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+			resp := streamChat(t, s, "leave early")
+			id := resp.Header.Get("X-Request-Id")
+			first := make([]byte, 1)
+			if _, err := io.ReadFull(resp.Body, first); err != nil {
+				t.Fatalf("no first byte: %v", err)
+			}
+			time.Sleep(tc.stay)
+			resp.Body.Close() // the client leaves
+			rec := awaitRecord(t, s, id)
+			t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
+			if rec.Status != 499 || rec.ErrorType != "client_disconnected" {
+				t.Errorf("usage record says %d %q; want 499 client_disconnected", rec.Status, rec.ErrorType)
+			}
+			// Past the idle timeout: an attempt log entry blaming the
+			// provider would have come.
+			time.Sleep(1500 * time.Millisecond)
+			if breakerOpen(t, s.Replicas[0], "openai") {
+				t.Fatal("openai's breaker opened: a client leaving mid-stream was counted against the provider")
+			}
+		})
+	}
+}
+
+// oneFailureOpens is a health section whose breaker opens at a provider's
+// first failure, so a test sees whether one failure was counted.
+const oneFailureOpens = `
+    min_samples: 100000
+    breaker: {consecutive_failures: 1, open_timeout: 60s}
+    active_checks: {interval: 0s}
+`
+
+// streamChat starts a streamed chat completion for gpt-4o-mini, which
+// must begin 200.
+func streamChat(t *testing.T, s *harness.Stack, content string) *http.Response {
+	t.Helper()
+	resp := chatRequest(t, s, true, content)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	return resp
+}
+
+// chatRequest sends a chat completion for gpt-4o-mini, streamed or whole.
+func chatRequest(t *testing.T, s *harness.Stack, stream bool, content string) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
-		strings.NewReader(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"never ends"}]}`))
+		strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, content)))
 	req.Header.Set("Authorization", "Bearer "+demoKey)
-	start := time.Now()
 	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, readErr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	id := resp.Header.Get("X-Request-Id")
-	t.Logf("client saw %d, then %d bytes and %v after %v", resp.StatusCode, len(body), readErr, took.Round(time.Millisecond))
-	if took >= 60*time.Second {
-		t.Fatal("the stream was never terminated: the client's own timeout ended it")
+	return resp
+}
+
+// awaitNewRecord waits for the one usage record not in before.
+func awaitNewRecord(t *testing.T, s *harness.Stack, before map[string]ledger.Record) ledger.Record {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var got []ledger.Record
+		for id, r := range ledgerRecords(t, s) {
+			if _, old := before[id]; !old {
+				got = append(got, r)
+			}
+		}
+		switch {
+		case len(got) == 1:
+			return got[0]
+		case len(got) > 1:
+			t.Fatalf("%d new usage records, want one: %+v", len(got), got)
+		case time.Now().After(deadline):
+			t.Fatal("no new usage record")
+		}
 	}
-	if strings.Contains(string(body), "data: [DONE]") && readErr == nil {
-		t.Errorf("a stream the provider never ended was answered as complete:\n%s", body)
-	}
-	if m, err := served(t, s, "gpt-4o-mini", ""); err != nil || m != "gpt-4o-mini" {
-		t.Errorf("the next request: served by %q (%v)", m, err)
-	}
-	rec, ok := ledgerRecords(t, s)[id]
-	if !ok {
-		t.Fatalf("no usage record for %s", id)
-	}
-	t.Logf("usage record: status %d, error %q", rec.Status, rec.ErrorType)
-	if rec.Status == http.StatusOK && rec.ErrorType == "" {
-		t.Errorf("the cut stream is recorded as a success: %+v", rec)
+}
+
+// awaitRecord waits for request id's usage record.
+func awaitRecord(t *testing.T, s *harness.Stack, id string) ledger.Record {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if rec, ok := ledgerRecords(t, s)[id]; ok {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no usage record for %s", id)
+		}
 	}
 }
 

@@ -39,6 +39,20 @@ const LocalReplyHeader = "x-switchyard-envoy-reply"
 // it would cut long streams.
 const AnswerTimeoutHeader = "x-envoy-upstream-rq-timeout-ms"
 
+// Log names of Envoy's gRPC access logs to ext_proc. AttemptLogName is
+// the router's upstream log of failed attempts. CutLogName is the
+// connection manager's log of requests a timeout of Envoy's ended (flag
+// UT or SI): once an answer has begun, Envoy resets the client's stream,
+// which ext_proc cannot tell from the client leaving, and this entry is
+// the only sign that the provider stalled.
+const (
+	AttemptLogName = "switchyard.attempts"
+	CutLogName     = "switchyard.cuts"
+)
+
+// CutFlags are the response flags of [CutLogName]'s entries.
+var CutFlags = []string{"UT", "SI"}
+
 // RouteMetadataNamespace carries the per-request provider order from
 // ext_proc to Envoy's priority-group cluster specifier, under
 // [PriorityGroupsKey], and under [TranslatedForKey] the cluster whose

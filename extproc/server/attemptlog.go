@@ -22,7 +22,8 @@ const noResponse = "no response (connect failure, reset or timeout)"
 // router upstream log: one entry for each attempt that failed (the last
 // attempt's outcome is read from the answer itself). Envoy sends it off the
 // request path, so learning why an attempt failed costs the request no
-// ext_proc message.
+// ext_proc message. The same service receives the log of requests a
+// timeout of Envoy's cut ([contract.CutLogName]).
 func (s *Server) AttemptLog() accesslogv3.AccessLogServiceServer { return attemptLog{s: s} }
 
 type attemptLog struct {
@@ -32,6 +33,7 @@ type attemptLog struct {
 
 func (l attemptLog) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamAccessLogsServer) error {
 	ctx := stream.Context()
+	logged := l.s.attemptLogged
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -44,26 +46,49 @@ func (l attemptLog) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamA
 			return err
 		}
 		start := l.s.now()
+		// Only a stream's first message names its log.
+		if msg.GetIdentifier().GetLogName() == contract.CutLogName {
+			logged = l.s.cutLogged
+		}
 		for _, e := range msg.GetHttpLogs().GetLogEntry() {
-			l.s.attemptLogged(ctx, e)
+			logged(ctx, e)
 		}
 		l.s.metrics.observePhase("attempt_log", l.s.now().Sub(start))
 	}
 }
 
-// attemptLogged records the outcome of the attempt a log entry describes.
-// An entry for a request already over (its outcome was settled without it)
-// is dropped.
-func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAccessLogEntry) {
+// cutLogged notes that a timeout of Envoy's ended the request an entry of
+// [contract.CutLogName] names; if its answer had begun, the request's end
+// ([Server.unfinished]) blames the provider.
+func (s *Server) cutLogged(_ context.Context, e *accesslogdatav3.HTTPAccessLogEntry) {
+	if lv := s.loggedExchange(e); lv != nil {
+		lv.cutByEnvoy.Store(true)
+	}
+}
+
+// loggedExchange finds the exchange in flight a log entry is about, or nil
+// for a request already over.
+func (s *Server) loggedExchange(e *accesslogdatav3.HTTPAccessLogEntry) *live {
 	id := e.GetRequest().GetRequestId()
 	if id == "" {
 		id = e.GetRequest().GetRequestHeaders()["x-request-id"]
 	}
 	v, ok := s.exchanges.Load(id)
 	if !ok {
+		return nil
+	}
+	return v.(*live)
+}
+
+// attemptLogged records the outcome of the attempt a log entry describes.
+// An entry for a request already over (its outcome was settled without it)
+// is dropped.
+func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAccessLogEntry) {
+	lv := s.loggedExchange(e)
+	if lv == nil {
 		return
 	}
-	lv := v.(*live)
+	id := lv.x.ID
 	c := e.GetCommonProperties()
 	a := attemptOf(lv.x, int(c.GetUpstreamRequestAttemptCount()), c.GetUpstreamCluster())
 	if a == nil {

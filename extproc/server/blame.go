@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -14,11 +15,12 @@ import (
 
 // providerFlags are the response flags that only a provider causes:
 // connection failure (UF), remote reset (UR), connection termination (UC),
-// retries exhausted on those (URX) and the per-try timeout (UT, checked
-// against the time the provider really had). Every other flag (overflow
-// UO, local reset LR, downstream termination DC, ...) is Envoy's or the
-// client's doing.
-var providerFlags = []string{"UF", "UR", "UC", "URX", "UT"}
+// retries exhausted on those (URX) and the per-try timeouts (UT, and SI,
+// which Envoy puts on an attempt its per-try idle timeout ended; both
+// checked against the time the provider really had). Every other flag
+// (overflow UO, local reset LR, downstream termination DC, ...) is
+// Envoy's or the client's doing.
+var providerFlags = []string{"UF", "UR", "UC", "URX", "UT", "SI"}
 
 // timeoutShare is how much of the per-try timeout an attempt must have
 // spent at its provider for a missing first byte to be the provider's:
@@ -48,29 +50,62 @@ func providerTimed(x *filters.Exchange, a *filters.Attempt, now time.Time) filte
 	return filters.CauseConnect
 }
 
-// unfinished says why a request ended before its answer was complete. A
-// non-streamed answer whose headers came but whose body was still
-// unfinished at the route's answer_timeout was cut by Envoy (which
-// answers 504 upstream_timeout without ext_proc): the provider dripped
-// it, and its attempt, first settled as a success by its headers, is
-// amended to the provider's timeout. Anything else is the client leaving.
+// unfinished says why a request ended after its answer began but before
+// it was complete. A timeout of Envoy's cut it, and the provider is to
+// blame, when the provider stalled (sent nothing for the per-try idle
+// timeout) or a non-streamed answer ran past the route's answer_timeout
+// (which Envoy then answers with 504 upstream_timeout without ext_proc).
+// Envoy's cut log
+// ([contract.CutLogName]) says so; the bound having run is enough when
+// the log is late. The attempt, first settled as a success by its
+// headers, is amended to the provider's timeout. Anything else is the
+// client leaving.
 func (s *Server) unfinished(ctx context.Context, lv *live) error {
 	x := lv.x
 	a, all := x.LastAttempt(), x.Attempts()
-	if lv.streaming || a == nil || x.Route == nil || x.Response.Status == 0 {
+	if a == nil || x.Route == nil || x.Response.Status == 0 {
 		return ErrClientGone
 	}
 	now := s.now()
-	if now.Sub(all[0].Started) < time.Duration(float64(x.Route.AnswerTimeout)*timeoutShare) {
-		return ErrClientGone
+	// A stream has no bound of its own yet.
+	overran := !lv.streaming && now.Sub(all[0].Started) >= time.Duration(float64(x.Route.AnswerTimeout)*timeoutShare)
+	// Only an answer silent for (nearly) the idle timeout can have been
+	// cut by it: a client that leaves while bytes flow costs no wait.
+	silent := now.Sub(lv.lastByte) >= time.Duration(float64(x.Route.PerTryIdleTimeout)*timeoutShare)
+	switch {
+	case overran:
+		return s.providerTimedOut(ctx, lv, a, now, "answer not complete within the route's answer_timeout")
+	case silent && s.cutByEnvoy(lv):
+		return s.providerTimedOut(ctx, lv, a, now, fmt.Sprintf("no byte within the per-try idle timeout (%s) after the answer began", x.Route.PerTryIdleTimeout))
 	}
+	return ErrClientGone
+}
+
+// cutByEnvoy reports whether Envoy's cut log names lv's request; it may
+// trail the end of the request's stream by a moment.
+func (s *Server) cutByEnvoy(lv *live) bool {
+	for deadline := time.Now().Add(outcomeWait); !lv.cutByEnvoy.Load(); time.Sleep(time.Millisecond) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// providerTimedOut amends attempt a, whose answer began, to the
+// provider's timeout (why says which), counts it against the provider
+// unless its status already did, and returns the request's 504.
+func (s *Server) providerTimedOut(ctx context.Context, lv *live, a *filters.Attempt, now time.Time, why string) error {
+	x := lv.x
+	counted := a.Outcome().Failed()
 	a.Amend(func(o *filters.Outcome) {
-		*o = filters.Outcome{Done: true, Cause: filters.CauseTimeout, Failure: "answer not complete within the route's answer_timeout", Latency: now.Sub(sentOrStarted(a))}
+		*o = filters.Outcome{Done: true, Cause: filters.CauseTimeout, Failure: why, Latency: now.Sub(sentOrStarted(a))}
 	})
-	lv.chain.AttemptDone(ctx, x, a)
+	if !counted {
+		lv.chain.AttemptDone(ctx, x, a)
+	}
 	x.Response.Status = http.StatusGatewayTimeout
-	return filters.Reject(http.StatusGatewayTimeout, openai.TypeUpstream, "upstream_timeout",
-		"the provider did not complete its answer within %s", x.Route.AnswerTimeout)
+	return filters.Reject(http.StatusGatewayTimeout, openai.TypeUpstream, "upstream_timeout", "the provider timed out: %s", why)
 }
 
 func hasFlag(flags string, want []string) bool {
@@ -97,6 +132,7 @@ func logFlags(f *accesslogdatav3.ResponseFlags) string {
 		{f.GetUpstreamConnectionTermination(), "UC"},
 		{f.GetUpstreamRetryLimitExceeded(), "URX"},
 		{f.GetUpstreamRequestTimeout(), "UT"},
+		{f.GetStreamIdleTimeout(), "SI"},
 		{f.GetUpstreamOverflow(), "UO"},
 		{f.GetLocalReset(), "LR"},
 		{f.GetDownstreamConnectionTermination(), "DC"},

@@ -40,9 +40,11 @@ func TestProviderTimed(t *testing.T) {
 	}
 }
 
-// TestUnfinished: a non-streamed answer cut after its headers is the
-// provider's timeout only once the route's answer_timeout has (nearly)
-// run; earlier, or on a stream, or before any headers, the client left.
+// TestUnfinished: an answer cut after its headers is the provider's
+// timeout only when Envoy's per-try idle timeout cut it (Envoy's cut log
+// names it, after a silence that long) or, for a whole answer, the
+// route's answer_timeout has (nearly) run. Otherwise, or before any
+// headers, the client left.
 func TestUnfinished(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	tests := []struct {
@@ -50,22 +52,33 @@ func TestUnfinished(t *testing.T) {
 		status    int
 		streaming bool
 		endAfter  time.Duration
+		silent    time.Duration // since the last byte
+		cut       bool          // Envoy's cut log names the request
 		timedOut  bool
 	}{
-		{"body unfinished at answer_timeout", 200, false, 3 * time.Second, true},
-		{"client left while the body came", 200, false, time.Second, false},
-		{"stream ended early", 200, true, 3 * time.Second, false},
-		{"no headers yet", 0, false, 3 * time.Second, false},
+		{"body unfinished at answer_timeout", 200, false, 3 * time.Second, 3 * time.Second, false, true},
+		{"client left while the body came", 200, false, time.Second, time.Second, false, false},
+		{"stream stalled: cut by the per-try idle timeout", 200, true, 2 * time.Second, time.Second, true, true},
+		{"whole answer stalled after its headers", 200, false, time.Second, time.Second, true, true},
+		{"client left mid-stream while events flowed", 200, true, 2 * time.Second, 10 * time.Millisecond, false, false},
+		{"client left mid-stream in a silence", 200, true, 2 * time.Second, 950 * time.Millisecond, false, false},
+		{"a cut logged does not blame a client that left while events flowed", 200, true, 2 * time.Second, 10 * time.Millisecond, true, false},
+		{"stream ended past answer_timeout", 200, true, 3 * time.Second, 10 * time.Millisecond, false, false},
+		{"no headers yet", 0, false, 3 * time.Second, 3 * time.Second, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := &filters.Exchange{Route: &policy.Route{AnswerTimeout: 3 * time.Second}, Plan: make([]filters.Target, 1)}
+			t.Parallel()
+			x := &filters.Exchange{Route: &policy.Route{PerTryIdleTimeout: time.Second, AnswerTimeout: 3 * time.Second}, Plan: make([]filters.Target, 1)}
 			a, _ := x.NewAttempt(1, t0)
 			a.Sent = t0
 			a.Finish(filters.Outcome{Status: tt.status})
 			x.Response.Status = tt.status
-			s := &Server{now: func() time.Time { return t0.Add(tt.endAfter) }}
-			err := s.unfinished(context.Background(), &live{x: x, chain: &filters.Chain{}, streaming: tt.streaming})
+			end := t0.Add(tt.endAfter)
+			s := &Server{now: func() time.Time { return end }}
+			lv := &live{x: x, chain: &filters.Chain{}, streaming: tt.streaming, lastByte: end.Add(-tt.silent)}
+			lv.cutByEnvoy.Store(tt.cut)
+			err := s.unfinished(context.Background(), lv)
 			if got := !errors.Is(err, ErrClientGone); got != tt.timedOut {
 				t.Fatalf("provider timeout %v (%v), want %v", got, err, tt.timedOut)
 			}

@@ -161,6 +161,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	hdrs := toHeaders(h.GetHeaders())
 	x.Response.Status, _ = strconv.Atoi(hdrs.Get(":status"))
 	x.Response.Header = hdrs
+	lv.lastByte = s.now()
 	s.settleLast(ctx, lv, x.Response.Status, hdrs)
 	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {
 		return s.reject(ctx, lv, err)
@@ -195,6 +196,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBody) *extprocv3.ProcessingResponse {
 	x := lv.x
 	before := x.Response.Status
+	lv.lastByte = s.now()
 	ch := &filters.Chunk{Data: b.GetBody(), EOS: b.GetEndOfStream()}
 	if ch.EOS && !lv.streaming {
 		if last := x.LastAttempt(); last != nil && last.N > 1 && last.Outcome().Failed() {

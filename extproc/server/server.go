@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -63,6 +64,11 @@ type live struct {
 	// unsent is the first attempt, translated in the reply about to go
 	// to Envoy; it is sent when that reply is.
 	unsent *filters.Attempt
+	// lastByte is when the answer last moved: its headers, or a chunk.
+	lastByte time.Time
+	// cutByEnvoy is set by Envoy's cut log: a timeout of Envoy's ended
+	// the request ([Server.unfinished]).
+	cutByEnvoy atomic.Bool
 }
 
 // Process implements the ext_proc stream.

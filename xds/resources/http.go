@@ -110,8 +110,9 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		MergeSlashes:                 true,
 		PathWithEscapedSlashesAction: hcmv3.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
 	}
+	m.AccessLog = []*accesslogv3.AccessLog{cutLog()}
 	if o.AccessLog {
-		m.AccessLog = []*accesslogv3.AccessLog{accessLog()}
+		m.AccessLog = append(m.AccessLog, accessLog())
 	}
 	return m
 }
@@ -300,16 +301,37 @@ func attemptLog() *accesslogv3.AccessLog {
 		Name:   "envoy.access_loggers.http_grpc",
 		Filter: failed,
 		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.HttpGrpcAccessLogConfig{
-			CommonConfig: &grpclogv3.CommonGrpcAccessLogConfig{
-				LogName:             "switchyard.attempts",
-				GrpcService:         &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
-				TransportApiVersion: corev3.ApiVersion_V3,
-				BufferSizeBytes:     wrapperspb.UInt32(0),
-				BufferFlushInterval: dur(100 * time.Millisecond),
-			},
+			CommonConfig:                   grpcLogTo(contract.AttemptLogName),
 			AdditionalRequestHeadersToLog:  []string{"x-request-id"},
 			AdditionalResponseHeadersToLog: attemptOutcomeHeaders,
 		})},
+	}
+}
+
+// cutLog sends ext_proc the requests a timeout of Envoy's ended
+// ([contract.CutLogName]), off the request path like [attemptLog].
+func cutLog() *accesslogv3.AccessLog {
+	return &accesslogv3.AccessLog{
+		Name: "envoy.access_loggers.http_grpc",
+		Filter: &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ResponseFlagFilter{
+			ResponseFlagFilter: &accesslogv3.ResponseFlagFilter{Flags: contract.CutFlags},
+		}},
+		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&grpclogv3.HttpGrpcAccessLogConfig{
+			CommonConfig:                  grpcLogTo(contract.CutLogName),
+			AdditionalRequestHeadersToLog: []string{"x-request-id"},
+		})},
+	}
+}
+
+// grpcLogTo is the gRPC access-log service of ext_proc under a log name,
+// each entry flushed at once.
+func grpcLogTo(name string) *grpclogv3.CommonGrpcAccessLogConfig {
+	return &grpclogv3.CommonGrpcAccessLogConfig{
+		LogName:             name,
+		GrpcService:         &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
+		TransportApiVersion: corev3.ApiVersion_V3,
+		BufferSizeBytes:     wrapperspb.UInt32(0),
+		BufferFlushInterval: dur(100 * time.Millisecond),
 	}
 }
 
