@@ -632,6 +632,58 @@ func TestChaosClientLeavesMidStream(t *testing.T) {
 	}
 }
 
+// TestChaosStreamDrips: a provider streams its answer, then, never
+// ending it, sends a keep-alive comment every 300 ms: each resets the
+// per-try idle timeout (1 s), so only the route's stream_timeout (2 s
+// here) bounds it. The client gets the answer's events, then an OpenAI
+// error event (upstream_timeout), and the stream ends; the provider is
+// blamed (record 504 upstream_error for openai, its breaker opens).
+func TestChaosStreamDrips(t *testing.T) {
+	o := withHealth(t, oneFailureOpens)
+	o.Overlay["routes.yaml"] = chatRouteWith(t, "per_try_idle_timeout: 1s", "stream_timeout: 2s")
+	s := startStack(t, o)
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDripStream, Delay: providersim.Duration(300 * time.Millisecond), Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp := streamChat(t, s, "drip")
+	body, readErr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	id := resp.Header.Get("X-Request-Id")
+	t.Logf("client saw %d, then %v after %v:\n%s", resp.StatusCode, readErr, took.Round(time.Millisecond), truncate(string(body), 600))
+	// 2 s and what a loaded machine adds; Envoy's backstop would be 3 s.
+	if took > 10*time.Second {
+		t.Errorf("the dripping stream lasted %v: not bounded by stream_timeout", took)
+	}
+	if strings.Contains(string(body), "data: [DONE]") {
+		t.Errorf("a stream cut at stream_timeout was answered as complete")
+	}
+	var last struct {
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+		} `json:"error"`
+	}
+	events := strings.Split(strings.TrimSpace(string(body)), "\n\n")
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(events[len(events)-1], "data: ")), &last); err != nil || last.Error == nil ||
+		last.Error.Code != "upstream_timeout" || last.Error.Type != "upstream_error" || last.Error.Message == "" {
+		t.Errorf("the stream does not end with an OpenAI error event (upstream_timeout): %q", events[len(events)-1])
+	}
+	if len(events) < 2 || !strings.Contains(events[0], `"chat.completion.chunk"`) {
+		t.Errorf("the answer's events did not reach the client before the error")
+	}
+	rec := awaitRecord(t, s, id)
+	t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
+	if rec.Status != http.StatusGatewayTimeout || rec.ErrorType != "upstream_error" || rec.Provider != "openai" {
+		t.Errorf("usage record says %d %q for %q; want 504 upstream_error for openai", rec.Status, rec.ErrorType, rec.Provider)
+	}
+	if !breakerOpen(t, s.Replicas[0], "openai") {
+		t.Error("openai's breaker did not open: the dripping stream was not counted against the provider")
+	}
+}
+
 // oneFailureOpens is a health section whose breaker opens at a provider's
 // first failure, so a test sees whether one failure was counted.
 const oneFailureOpens = `

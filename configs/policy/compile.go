@@ -670,7 +670,7 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses; got %q", s.API)
 		ok = false
 	}
-	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout)}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout)}
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}
@@ -687,6 +687,14 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 	if r.AnswerTimeout < r.PerTryIdleTimeout {
 		// Shorter, it would end every silent attempt before it could fail over.
 		c.at(s.src, d, "answer_timeout", "must be at least per_try_idle_timeout (%s), got %s", r.PerTryIdleTimeout, r.AnswerTimeout)
+		ok = false
+	}
+	if r.StreamTimeout == 0 {
+		r.StreamTimeout = r.AnswerTimeout
+	}
+	if r.StreamTimeout < r.PerTryIdleTimeout {
+		// Shorter, it would end every silent attempt before it could fail over.
+		c.at(s.src, d, "stream_timeout", "must be at least per_try_idle_timeout (%s), got %s", r.PerTryIdleTimeout, r.StreamTimeout)
 		ok = false
 	}
 	seen := map[string]bool{}

@@ -306,6 +306,7 @@ type Route struct {
 	Attempts          int
 	PerTryIdleTimeout time.Duration
 	AnswerTimeout     time.Duration
+	StreamTimeout     time.Duration
 	Routing           Routing
 }
 

@@ -237,6 +237,10 @@ type RouteSpec struct {
 	// included (default 10m): a provider that drips its body byte by byte
 	// resets the idle timeout forever. Streams are not bounded by it.
 	AnswerTimeout Duration `yaml:"answer_timeout"`
+	// StreamTimeout bounds a whole streamed answer (default: the route's
+	// answer_timeout): a provider that sends an event now and then resets
+	// the idle timeout forever.
+	StreamTimeout Duration `yaml:"stream_timeout"`
 	// Routing is how the router filter chooses models on this route.
 	Routing *RoutingSpec `yaml:"routing"`
 }

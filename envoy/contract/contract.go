@@ -33,10 +33,11 @@ const (
 // provider's failure, or Envoy's own overflow.
 const LocalReplyHeader = "x-switchyard-envoy-reply"
 
-// AnswerTimeoutHeader is the request header by which ext_proc bounds a
-// non-streamed answer as a whole, every attempt included (Envoy's
-// x-envoy-upstream-rq-timeout-ms). The route itself has no such timeout:
-// it would cut long streams.
+// AnswerTimeoutHeader is the request header by which ext_proc bounds an
+// answer as a whole, every attempt included (Envoy's
+// x-envoy-upstream-rq-timeout-ms): answer_timeout for a non-streamed one,
+// stream_timeout and a per-try idle timeout more for a stream, which
+// ext_proc cuts itself first. The route itself has no timeout.
 const AnswerTimeoutHeader = "x-envoy-upstream-rq-timeout-ms"
 
 // Log names of Envoy's gRPC access logs to ext_proc. AttemptLogName is

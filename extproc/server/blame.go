@@ -53,9 +53,10 @@ func providerTimed(x *filters.Exchange, a *filters.Attempt, now time.Time) filte
 // unfinished says why a request ended after its answer began but before
 // it was complete. A timeout of Envoy's cut it, and the provider is to
 // blame, when the provider stalled (sent nothing for the per-try idle
-// timeout) or a non-streamed answer ran past the route's answer_timeout
-// (which Envoy then answers with 504 upstream_timeout without ext_proc).
-// Envoy's cut log
+// timeout) or the answer ran past its bound (answer_timeout for a
+// non-streamed answer, which Envoy then answers with 504 upstream_timeout
+// without ext_proc; for a stream stream_timeout, where ext_proc's own cut
+// comes first, and a per-try idle timeout more). Envoy's cut log
 // ([contract.CutLogName]) says so; the bound having run is enough when
 // the log is late. The attempt, first settled as a success by its
 // headers, is amended to the provider's timeout. Anything else is the
@@ -67,14 +68,17 @@ func (s *Server) unfinished(ctx context.Context, lv *live) error {
 		return ErrClientGone
 	}
 	now := s.now()
-	// A stream has no bound of its own yet.
-	overran := !lv.streaming && now.Sub(all[0].Started) >= time.Duration(float64(x.Route.AnswerTimeout)*timeoutShare)
+	bound, what := x.Route.AnswerTimeout, "answer_timeout"
+	if lv.streaming {
+		bound, what = x.Route.StreamTimeout+x.Route.PerTryIdleTimeout, "stream_timeout"
+	}
+	overran := now.Sub(all[0].Started) >= time.Duration(float64(bound)*timeoutShare)
 	// Only an answer silent for (nearly) the idle timeout can have been
 	// cut by it: a client that leaves while bytes flow costs no wait.
 	silent := now.Sub(lv.lastByte) >= time.Duration(float64(x.Route.PerTryIdleTimeout)*timeoutShare)
 	switch {
 	case overran:
-		return s.providerTimedOut(ctx, lv, a, now, "answer not complete within the route's answer_timeout")
+		return s.providerTimedOut(ctx, lv, a, now, "answer not complete within the route's "+what)
 	case silent && s.cutByEnvoy(lv):
 		return s.providerTimedOut(ctx, lv, a, now, fmt.Sprintf("no byte within the per-try idle timeout (%s) after the answer began", x.Route.PerTryIdleTimeout))
 	}

@@ -42,9 +42,10 @@ func TestProviderTimed(t *testing.T) {
 
 // TestUnfinished: an answer cut after its headers is the provider's
 // timeout only when Envoy's per-try idle timeout cut it (Envoy's cut log
-// names it, after a silence that long) or, for a whole answer, the
-// route's answer_timeout has (nearly) run. Otherwise, or before any
-// headers, the client left.
+// names it, after a silence that long) or its bound has (nearly) run:
+// answer_timeout for a whole answer, stream_timeout and a per-try idle
+// timeout more for a stream (ext_proc cuts it first; Envoy is the
+// backstop). Otherwise, or before any headers, the client left.
 func TestUnfinished(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	tests := []struct {
@@ -63,13 +64,14 @@ func TestUnfinished(t *testing.T) {
 		{"client left mid-stream while events flowed", 200, true, 2 * time.Second, 10 * time.Millisecond, false, false},
 		{"client left mid-stream in a silence", 200, true, 2 * time.Second, 950 * time.Millisecond, false, false},
 		{"a cut logged does not blame a client that left while events flowed", 200, true, 2 * time.Second, 10 * time.Millisecond, true, false},
-		{"stream ended past answer_timeout", 200, true, 3 * time.Second, 10 * time.Millisecond, false, false},
+		{"stream past stream_timeout: Envoy's backstop", 200, true, 6 * time.Second, 10 * time.Millisecond, false, true},
+		{"stream ended within its bound", 200, true, 3 * time.Second, 10 * time.Millisecond, false, false},
 		{"no headers yet", 0, false, 3 * time.Second, 3 * time.Second, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			x := &filters.Exchange{Route: &policy.Route{PerTryIdleTimeout: time.Second, AnswerTimeout: 3 * time.Second}, Plan: make([]filters.Target, 1)}
+			x := &filters.Exchange{Route: &policy.Route{PerTryIdleTimeout: time.Second, AnswerTimeout: 3 * time.Second, StreamTimeout: 5 * time.Second}, Plan: make([]filters.Target, 1)}
 			a, _ := x.NewAttempt(1, t0)
 			a.Sent = t0
 			a.Finish(filters.Outcome{Status: tt.status})

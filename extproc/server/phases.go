@@ -111,11 +111,15 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 		filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)},
 		filters.Header{Key: contract.RouteHeader, Value: x.Route.Name})
 	remove = append(append(remove, slices.DeleteFunc(up.remove, removedByRoute)...), clientRouterHeaders...)
+	bound := x.Route.AnswerTimeout
 	if x.Chat != nil && x.Chat.Stream {
-		remove = append(remove, contract.AnswerTimeoutHeader)
-	} else {
-		set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(x.Route.AnswerTimeout.Milliseconds(), 10)})
+		// ext_proc cuts a stream at stream_timeout, on the first chunk
+		// after it, with an error event ([Server.responseBody]); a stream
+		// not yet cut by its per-try idle timeout sends one within that
+		// timeout, so Envoy's bound is only the backstop.
+		bound = x.Route.StreamTimeout + x.Route.PerTryIdleTimeout
 	}
+	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
 	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
 	return c, planMetadata(x.Plan, a.Target.Provider().Cluster), nil
@@ -216,6 +220,15 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 	}
 	if ch.EOS {
 		lv.complete = true
+	} else if lv.streaming && lv.cause == nil && lv.lastByte.Sub(x.Started) >= x.Route.StreamTimeout {
+		// The stream ran past its bound (a provider sending an event now
+		// and then resets every idle timeout): the client gets what was
+		// translated, then the error, and the stream ends
+		// ([Server.processRequest]).
+		err := s.providerTimedOut(ctx, lv, x.LastAttempt(), lv.lastByte, "answer not complete within the route's stream_timeout ("+x.Route.StreamTimeout.String()+")")
+		e := filters.AsError(err, x.ID)
+		lv.cause, lv.cut = e, true
+		ch.Data = append(ch.Data, x.ErrorEvent(e)...)
 	}
 	c := &extprocv3.CommonResponse{BodyMutation: bodyMutation(ch.Data)}
 	if !lv.streaming {

@@ -69,6 +69,9 @@ type live struct {
 	// cutByEnvoy is set by Envoy's cut log: a timeout of Envoy's ended
 	// the request ([Server.unfinished]).
 	cutByEnvoy atomic.Bool
+	// cut is set when a stream that ran past stream_timeout is sent its
+	// error event ([Server.responseBody]); the stream then ends.
+	cut bool
 }
 
 // Process implements the ext_proc stream.
@@ -196,6 +199,14 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			lv.x.MarkSent(lv.unsent, s.now())
 			lv.unsent = nil
 		}
+		if lv != nil && lv.cut {
+			// A stream whose response has begun can only be ended by failing
+			// this one: Envoy answers a gRPC error with a local reply, which
+			// after the response headers is a reset of the client's stream,
+			// behind the error event just sent, and no provider byte after it.
+			return status.Error(codes.DeadlineExceeded, "the stream ran past stream_timeout; it ends after its error event")
+		}
+
 		if resp.GetImmediateResponse() != nil {
 			if lv != nil {
 				lv.complete = true
