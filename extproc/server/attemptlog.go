@@ -33,7 +33,7 @@ type attemptLog struct {
 
 func (l attemptLog) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamAccessLogsServer) error {
 	ctx := stream.Context()
-	logged := l.s.attemptLogged
+	logged, phase := l.s.attemptLogged, "attempt_log"
 	for {
 		msg, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -48,12 +48,12 @@ func (l attemptLog) StreamAccessLogs(stream accesslogv3.AccessLogService_StreamA
 		start := l.s.now()
 		// Only a stream's first message names its log.
 		if msg.GetIdentifier().GetLogName() == contract.CutLogName {
-			logged = l.s.cutLogged
+			logged, phase = l.s.cutLogged, "cut_log"
 		}
 		for _, e := range msg.GetHttpLogs().GetLogEntry() {
 			logged(ctx, e)
 		}
-		l.s.metrics.observePhase("attempt_log", l.s.now().Sub(start))
+		l.s.metrics.observePhase(phase, l.s.now().Sub(start))
 	}
 }
 

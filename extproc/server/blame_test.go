@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
+	"time"
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 	accesslogv3 "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
@@ -83,6 +85,78 @@ func TestBlame(t *testing.T) {
 				t.Errorf("provider an has %d errors, want %d", got, tt.wantErrors)
 			}
 		})
+	}
+}
+
+// TestCutLogBlamesAStall: a stream that ends after its answer began is
+// its provider's failure only when Envoy's cut log names it and it had
+// been silent for (nearly) the per-try idle timeout; a client that leaves,
+// in a silence or while events flow, is never counted.
+func TestCutLogBlamesAStall(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	tests := []struct {
+		name       string
+		silence    time.Duration
+		cutLogged  bool
+		wantErrors int
+	}{
+		{"stalled: Envoy's idle timeout cut it", idle, true, 1},
+		{"the client left in a silence", idle, false, 0},
+		{"the client left while events flowed", 0, false, 0},
+		{"a cut logged after events flowed is not a stall", 0, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mon, err := health.New(health.DefaultConfig(), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarnessOf(t, mon, strings.Replace(testPolicy, "filters: [auth, router, translate, usage]}",
+				"filters: [auth, router, translate, usage], per_try_idle_timeout: "+idle.String()+"}", 1))
+			s := h.stream(t, "")
+			send(t, s, reqHeaders("rid-c", "Bearer sk-local-demo"))
+			body := `{"model":"mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{Body: []byte(body), EndOfStream: true}}})
+			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+				Headers: headers(":status", "200", "content-type", "text/event-stream"),
+			}}})
+			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{
+				Body: []byte(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"mini-2024","choices":[{"index":0,"delta":{"content":"hi"}}]}` + "\n\n"),
+			}}})
+			time.Sleep(tt.silence)
+			if tt.cutLogged {
+				logCut(t, h, "rid-c")
+			}
+			closeAndWait(t, s)
+			if got := providerErrors(mon, "oa"); got != tt.wantErrors {
+				t.Errorf("provider oa has %d errors, want %d", got, tt.wantErrors)
+			}
+		})
+	}
+}
+
+// logCut sends Envoy's cut-log entry for a request and waits until the
+// server has read it.
+func logCut(t *testing.T, h *harness, id string) {
+	t.Helper()
+	logs, err := accesslogv3.NewAccessLogServiceClient(h.conn).StreamAccessLogs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := logs.Send(&accesslogv3.StreamAccessLogsMessage{
+		Identifier: &accesslogv3.StreamAccessLogsMessage_Identifier{LogName: contract.CutLogName},
+		LogEntries: &accesslogv3.StreamAccessLogsMessage_HttpLogs{HttpLogs: &accesslogv3.StreamAccessLogsMessage_HTTPAccessLogEntries{
+			LogEntry: []*accesslogdatav3.HTTPAccessLogEntry{{
+				CommonProperties: &accesslogdatav3.AccessLogCommon{ResponseFlags: &accesslogdatav3.ResponseFlags{StreamIdleTimeout: true}},
+				Request:          &accesslogdatav3.HTTPRequestProperties{RequestId: id},
+				Response:         &accesslogdatav3.HTTPResponseProperties{},
+			}},
+		}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := logs.CloseAndRecv(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -14,7 +14,10 @@
 // stream sees, a retried one's from Envoy's router upstream log, which
 // Envoy sends to this process's gRPC access-log service ([Server.AttemptLog]).
 // Both streams of a request therefore must reach the same process, which is
-// why ext_proc runs beside its Envoy.
+// why ext_proc runs beside its Envoy. The same access-log service receives
+// Envoy's cut log, the requests a timeout of Envoy's ended: once an answer
+// has begun, that is the only way to tell a provider's stall from the
+// client leaving ([Server.AttemptLog]).
 //
 // The server fails closed: a request that cannot be translated or whose
 // exchange is unknown is answered with an error, never forwarded as is.

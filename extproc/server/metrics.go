@@ -26,7 +26,7 @@ func newPhaseMetrics() *phaseMetrics {
 		Help: "Panics recovered while processing a request, by stream (request, attempt); each cost one request a 500.",
 	}, []string{"stream"}), duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "switchyard_extproc_message_duration_seconds",
-		Help: "Time ext_proc spent on one message, by phase (request_headers, request_body, response_headers, response_body, trailers; attempt_* on the per-attempt stream; attempt_log for a batch of Envoy's attempt log, which blocks no request).",
+		Help: "Time ext_proc spent on one message, by phase (request_headers, request_body, response_headers, response_body, trailers; attempt_* on the per-attempt stream; attempt_log for a batch of Envoy's attempt log and cut_log of its cut log, which block no request).",
 		// 25µs to ~0.8s: filters take microseconds; the tail is a store
 		// call on the request path.
 		Buckets: prometheus.ExponentialBuckets(25e-6, 2, 16),

@@ -55,8 +55,14 @@ func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
 // newHarnessWith is newHarness with filters that report to a health monitor.
 func newHarnessWith(t *testing.T, mon *health.Monitor) *harness {
 	t.Helper()
+	return newHarnessOf(t, mon, testPolicy)
+}
+
+// newHarnessOf is newHarnessWith on another policy.
+func newHarnessOf(t *testing.T, mon *health.Monitor, src string) *harness {
+	t.Helper()
 	t.Setenv("SY_TEST_OA_KEY", "sk-provider-secret")
-	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(src)}})
 	if err != nil {
 		t.Fatal(err)
 	}
