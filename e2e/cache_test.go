@@ -280,6 +280,12 @@ func TestDegradedMode(t *testing.T) {
 	if n := a.header.Get("X-Fallback-Count"); n == "" || n == "0" {
 		t.Logf("x-fallback-count %q", n)
 	}
+	// Streamed, the failed attempts' 500 becomes the stale answer as SSE.
+	as := postCached(t, s, demoKey, strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1))
+	if as.status != http.StatusOK || as.header.Get("X-Degraded") != "true" || !strings.HasPrefix(as.header.Get("Content-Type"), "text/event-stream") ||
+		!strings.Contains(string(as.body), "data: [DONE]") {
+		t.Errorf("every attempt failing, streamed: %d x-degraded %q content-type %q: %s", as.status, as.header.Get("X-Degraded"), as.header.Get("Content-Type"), as.body)
+	}
 	if b := postCached(t, s, demoKey, cacheBody("never asked before", "")); b.status != http.StatusServiceUnavailable || b.header.Get("X-Degraded") != "" {
 		t.Errorf("a new request with every attempt failing: %d x-degraded %q, want the 503", b.status, b.header.Get("X-Degraded"))
 	}
@@ -297,7 +303,7 @@ func TestDegradedMode(t *testing.T) {
 		t.Fatalf("every provider down, streamed: %d x-degraded %q: %s", d.status, d.header.Get("X-Degraded"), d.body)
 	}
 	rows := ledgerRecords(t, s)
-	for _, id := range []string{a.header.Get("X-Request-Id"), d.header.Get("X-Request-Id")} {
+	for _, id := range []string{a.header.Get("X-Request-Id"), as.header.Get("X-Request-Id"), d.header.Get("X-Request-Id")} {
 		if r := rows[id]; r.Provider != "cache" || r.Status != http.StatusOK || r.CostMicros != 0 || r.SavedMicros != 0 {
 			t.Errorf("degraded answer %s recorded as %+v; want provider cache, 200, zero cost, nothing saved (no provider could answer)", id, r)
 		}

@@ -57,9 +57,12 @@ func TestAccounting(t *testing.T) {
 		model string
 		// chunks are the provider's bytes; each arrives one second after
 		// the previous.
-		chunks  []string
-		eos     bool
-		cause   error
+		chunks []string
+		eos    bool
+		cause  error
+		// cached is set when the response cache replaced the answer
+		// after the chunks (degraded mode), with this usage.
+		cached  *filters.Usage
 		want    filters.Usage
 		wantTTF time.Duration // 0: no token was sent
 		wantErr string
@@ -101,6 +104,12 @@ func TestAccounting(t *testing.T) {
 					filters.Usage{PromptTokens: 500, CachedTokens: 100, CompletionTokens: openai.TextTokens("A fairly long sentence of about forty bytes.")})},
 			wantTTF: 2 * time.Second,
 		},
+		{
+			name: "the response cache answered for the failed attempt: its usage stands", model: "gpt",
+			chunks: []string{oaRole}, eos: true, cached: &filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
+			want:    filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
+			wantErr: openai.TypeUpstream,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +133,9 @@ func TestAccounting(t *testing.T) {
 				if err := f.ResponseChunk(ctx, x, ch); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if tt.cached != nil {
+				x.Cached, x.Usage = filters.Cached{How: "stale", Model: "gpt"}, *tt.cached
 			}
 			f.Done(ctx, x, tt.cause)
 			if diff := cmp.Diff(tt.want, x.Usage); diff != "" {

@@ -65,6 +65,7 @@ func (*Filter) Uses() []filters.Use {
 		filters.Provides(filters.PhaseResponseBody, filters.FieldSent),
 		filters.Needs(filters.PhaseDone, filters.FieldSent),
 		filters.Provides(filters.PhaseDone, filters.FieldUsage),
+		filters.Reads(filters.PhaseDone, filters.FieldCached),
 	}
 }
 
@@ -201,8 +202,14 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 }
 
 // Done implements [filters.DoneHook]: it prices the answer whatever the
-// outcome, so a stream the client cut short is still accounted.
+// outcome, so a stream the client cut short is still accounted. An answer
+// the response cache gave in place of the failed attempts' is the cache's,
+// usage and all: estimating it from the last attempt would charge a
+// degraded stream to a provider that never answered.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
+	if x.Cached.How != "" {
+		return
+	}
 	if a := x.LastAttempt(); a != nil && a.Translator != nil {
 		account(x, a)
 	}
