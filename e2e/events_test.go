@@ -116,7 +116,7 @@ func TestUsageEventsOnePerLedgerRow(t *testing.T) {
 		}
 		e := evs[0]
 		if e.Type != events.Type || e.Tenant != r.Tenant || e.App != r.App || e.KeyName != r.KeyName || e.Model != r.RequestedModel ||
-			e.ServedModel != r.ServedModel || e.Status != r.Status || e.CostMicros != r.CostMicros ||
+			e.ServedModel != r.ServedModel || e.Status != r.Status || e.CostMicros != r.CostMicros || e.SavedMicros != r.SavedMicros ||
 			e.InputTokens != r.InputTokens || e.OutputTokens != r.OutputTokens || e.Provider != r.Provider || e.Attempts != r.Attempts ||
 			e.LatencyMS != float64(r.Latency.Microseconds())/1000 || !e.Time.Truncate(time.Microsecond).Equal(r.Time) { // the ledger keeps microseconds
 			t.Errorf("request %s: event %+v does not match its row %+v", id, e, r)

@@ -60,9 +60,11 @@ type Usage struct {
 	OutputTokens int64     `json:"output_tokens"`
 	CachedTokens int64     `json:"cached_tokens"`
 	CostMicros   int64     `json:"cost_micros"`
-	LatencyMS    float64   `json:"latency_ms"`
-	Status       int       `json:"status"`
-	ErrorType    string    `json:"error_type,omitempty"`
+	// SavedMicros is what a response cache hit saved (provider "cache").
+	SavedMicros int64   `json:"saved_micros,omitempty"`
+	LatencyMS   float64 `json:"latency_ms"`
+	Status      int     `json:"status"`
+	ErrorType   string  `json:"error_type,omitempty"`
 }
 
 // Of is the usage event of a ledger row.
@@ -71,7 +73,7 @@ func Of(r *ledger.Record) Usage {
 		Type: Type, RequestID: r.RequestID, Time: r.Time.UTC(), Tenant: r.Tenant, App: r.App, KeyName: r.KeyName,
 		Route: r.Route, Model: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider, Stream: r.Stream,
 		Attempts: r.Attempts, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-		CostMicros: r.CostMicros, LatencyMS: float64(r.Latency.Microseconds()) / 1000, Status: r.Status, ErrorType: r.ErrorType,
+		CostMicros: r.CostMicros, SavedMicros: r.SavedMicros, LatencyMS: float64(r.Latency.Microseconds()) / 1000, Status: r.Status, ErrorType: r.ErrorType,
 	}
 }
 

@@ -193,3 +193,18 @@ func TestWebhookRetriedThroughWriter(t *testing.T) {
 		t.Errorf("received %v in %d calls; want a, b and c once each after 3 failed calls", ids, rcv.calls)
 	}
 }
+
+// TestEventOfACacheHit: a response cache hit's event says what it saved,
+// and an event that saved nothing leaves the field out.
+func TestEventOfACacheHit(t *testing.T) {
+	hit := record("h")
+	hit.Provider, hit.CostMicros, hit.SavedMicros = "cache", 0, 42
+	if e := events.Of(&hit); e.Provider != "cache" || e.CostMicros != 0 || e.SavedMicros != 42 {
+		t.Errorf("event of a hit %+v; want provider cache, no cost, 42 saved", e)
+	}
+	plain := record("p")
+	b, err := json.Marshal(events.Of(&plain))
+	if err != nil || strings.Contains(string(b), "saved_micros") {
+		t.Errorf("event of a provider's answer: %s %v; want no saved_micros", b, err)
+	}
+}
