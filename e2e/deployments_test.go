@@ -317,3 +317,57 @@ func TestDeploymentBreaker(t *testing.T) {
 		t.Error("no route reason names azure-east as skipped")
 	}
 }
+
+// TestDeploymentsLeastInFlight: gpt-4o balanced by least in flight. While
+// azure-east answers a second late, the requests under way pile up there
+// and new ones go to its idle siblings, far below the 30% its weight would
+// give it; once it is fast again, one request at a time finds every
+// deployment idle and the weights break the ties, so the slow answers
+// left nothing counted in flight.
+func TestDeploymentsLeastInFlight(t *testing.T) {
+	o := deploymentOptions(t, `
+    min_samples: 1000000
+    breaker: {consecutive_failures: 0, failure_ratio: 0}
+`)
+	if !strings.Contains(o.Overlay["models.yaml"], "    weight: 6\n") {
+		t.Fatal("deploymentOptions no longer weighs openai's gpt-4o")
+	}
+	o.Overlay["models.yaml"] = strings.Replace(o.Overlay["models.yaml"], "    weight: 6\n", "    weight: 6\n    balance: least_in_flight\n", 1)
+	s := startStack(t, o)
+
+	count := func(answers []answer) map[string]int {
+		c := map[string]int{}
+		for _, a := range answers {
+			by, fallbacks := servedBy(a)
+			if a.status != http.StatusOK || fallbacks != "0" || !strings.HasSuffix(by, "/gpt-4o") {
+				t.Fatalf("%d served by %s after %s fallbacks: %s", a.status, by, fallbacks, a.body)
+			}
+			c[a.header.Get("X-Provider-Used")]++
+		}
+		return c
+	}
+	if err := s.Sim.SetFault("azure-east", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	slow := count(burst(n, 4, func() answer { return gpt4o(t, s, false) }))
+	// By weight alone azure-east would serve 0.30 ± 0.06: a share below
+	// 0.15 is 2.5 standard deviations under it.
+	if share := float64(slow["azure-east"]) / n; share >= 0.15 {
+		t.Errorf("azure-east, a second late, served %.2f of %d concurrent requests (counts %v); least in flight should keep it under 0.15", share, n, slow)
+	}
+	t.Logf("azure-east a second late, %d requests 4 at a time: %v", n, slow)
+	if err := s.Sim.ClearFault("azure-east"); err != nil {
+		t.Fatal(err)
+	}
+
+	const m = 100
+	idle := count(burst(m, 1, func() answer { return gpt4o(t, s, false) }))
+	for p, want := range deploymentShares {
+		share, sd := float64(idle[p])/m, math.Sqrt(want*(1-want)/m)
+		if math.Abs(share-want) > 5*sd {
+			t.Errorf("one request at a time, %s served %.2f, want its weight's %.2f ± %.2f (counts %v)", p, share, want, 5*sd, idle)
+		}
+	}
+	t.Logf("then %d requests one at a time: %v", m, idle)
+}
