@@ -97,9 +97,9 @@ func run(write string, n1, n64 int) error {
 		}
 	}
 	time.Sleep(time.Second)
-	idle := map[string]int64{}
-	for _, p := range []string{"envoy-0", "extproc-0", "xds"} {
-		idle[p] = rssKB(s.PID(p))
+	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid)}
+	for _, p := range node {
+		idle[p] = residentKB(s.PID(p))
 	}
 
 	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
@@ -370,16 +370,32 @@ func cpuTicks(pid int) int64 {
 	return u + st
 }
 
-func rssKB(pid int) int64 {
+// memory is a process's resident set, in kB: in all, and its anonymous
+// and file-backed parts (the pages of the binary it has touched, which the
+// kernel shares and may reclaim; the anonymous part is what the process
+// allocated).
+type memory struct{ RSS, Anon, File int64 }
+
+func residentKB(pid int) memory {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0
+		return memory{}
 	}
+	var m memory
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return n
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSS = n
+		case "RssAnon":
+			m.Anon = n
+		case "RssFile":
+			m.File = n
 		}
 	}
-	return 0
+	return m
 }
