@@ -19,7 +19,7 @@ export SWITCHYARD_BIN   := $(BIN)
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 
-.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench bench-routing \
+.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench overload bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak
 
 all: build
@@ -89,6 +89,10 @@ test-e2e: deps build
 ## chaos: the fault cases of docs/RELIABILITY.md on real processes (also part of test-e2e)
 chaos: deps build
 	$(GO) test -count=1 -timeout 10m -v -run 'TestChaos|TestFloodBlamesNoProvider' ./e2e
+
+## overload: flood the gateway open loop at 2x and 4x its measured capacity (goodput, refusals, memory); writes docs/RELIABILITY.md
+overload: deps build
+	$(GO) run ./bench/gateway -overload 5s -write docs/RELIABILITY.md
 
 ## soak: 10 minutes of steady traffic with a flapping provider (not part of make test)
 SOAK ?= 10m

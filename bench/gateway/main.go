@@ -38,11 +38,17 @@ func main() {
 	n1 := flag.Int("n1", 2000, "requests per path at concurrency 1")
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
 	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) at concurrency 64 and write the profiles into this directory")
+	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
+	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
+	extprocArgs := flag.String("extproc-args", "", "with -overload, flags added to ext_proc's command line (say -max-inflight 128)")
 	flag.Parse()
 	var err error
-	if *profile != "" {
+	switch {
+	case *profile != "":
 		err = profileExtProc(*profile, *n64)
-	} else {
+	case *overload > 0:
+		err = runOverload(*write, *overload, *timeout, strings.Fields(*extprocArgs))
+	default:
 		err = run(*write, *n1, *n64)
 	}
 	if err != nil {
