@@ -56,6 +56,39 @@ func postCached(t *testing.T, s *harness.Stack, key, body string, header ...stri
 	return answer{status: resp.StatusCode, header: resp.Header, body: buf.Bytes()}
 }
 
+// sseText is the text a chat completion stream spelt out, whether it
+// ended with [DONE], and whether it carried a usage chunk with tokens.
+func sseText(t *testing.T, body []byte) (text string, done, usage bool) {
+	t.Helper()
+	var b strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if line == "[DONE]" {
+			done = true
+			continue
+		}
+		var ch struct {
+			Object  string
+			Choices []struct{ Delta struct{ Content string } }
+			Usage   *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &ch); err != nil || ch.Object != "chat.completion.chunk" {
+			t.Fatalf("not a chunk: %s", line)
+		}
+		for _, c := range ch.Choices {
+			b.WriteString(c.Delta.Content)
+		}
+		usage = usage || (ch.Usage != nil && ch.Usage.CompletionTokens > 0)
+	}
+	return b.String(), done, usage
+}
+
 func content(t *testing.T, a answer) string {
 	t.Helper()
 	var c struct {
@@ -113,35 +146,35 @@ func TestResponseCache(t *testing.T) {
 	if st.status != http.StatusOK || st.header.Get("X-Cache") != "hit" || !strings.HasPrefix(st.header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("streamed: %d x-cache %q content-type %q: %s", st.status, st.header.Get("X-Cache"), st.header.Get("Content-Type"), st.body)
 	}
-	var text strings.Builder
-	done, usage := false, false
-	sc := bufio.NewScanner(bytes.NewReader(st.body))
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if line == "[DONE]" {
-			done = true
-			continue
-		}
-		var ch struct {
-			Object  string
-			Choices []struct{ Delta struct{ Content string } }
-			Usage   *struct {
-				CompletionTokens int `json:"completion_tokens"`
-			}
-		}
-		if err := json.Unmarshal([]byte(line), &ch); err != nil || ch.Object != "chat.completion.chunk" {
-			t.Fatalf("not a chunk: %s", line)
-		}
-		for _, c := range ch.Choices {
-			text.WriteString(c.Delta.Content)
-		}
-		usage = usage || (ch.Usage != nil && ch.Usage.CompletionTokens > 0)
+	text, done, usage := sseText(t, st.body)
+	if text != want || !done || !usage {
+		t.Errorf("stream from the cache: %q, [DONE] %v, usage chunk %v; want %q, both", text, done, usage, want)
 	}
-	if text.String() != want || !done || !usage {
-		t.Errorf("stream from the cache: %q, [DONE] %v, usage chunk %v; want %q, both", text.String(), done, usage, want)
+
+	// A streamed answer is kept too: its repeat, streamed then whole, is a
+	// hit with the text the stream spelt out. Only the streams are
+	// repeated until one hits (the answer is stored once its exchange is
+	// done, a moment after its client has it): a whole request sent sooner
+	// would be a miss stored in its own right.
+	streamed := cacheBody("does a stream stay?", `,"stream":true`)
+	sm := postCached(t, s, demoKey, streamed)
+	smText, smDone, _ := sseText(t, sm.body)
+	if sm.status != http.StatusOK || sm.header.Get("X-Cache") != "miss" || sm.header.Get("X-Provider-Used") != "openai" || smText == "" || !smDone {
+		t.Fatalf("streamed miss: %d x-cache %q provider %q: %s", sm.status, sm.header.Get("X-Cache"), sm.header.Get("X-Provider-Used"), sm.body)
+	}
+	var sh answer
+	for i := 0; i < 5; i++ {
+		if sh = postCached(t, s, demoKey, streamed); sh.header.Get("X-Cache") == "hit" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if shText, _, _ := sseText(t, sh.body); sh.header.Get("X-Cache") != "hit" || shText != smText {
+		t.Fatalf("the streamed answer's streamed repeat: x-cache %q, %q; want a hit saying %q", sh.header.Get("X-Cache"), shText, smText)
+	}
+	wh := postCached(t, s, demoKey, cacheBody("does a stream stay?", ""))
+	if wh.status != http.StatusOK || wh.header.Get("X-Cache") != "hit" || content(t, wh) != smText {
+		t.Errorf("the streamed answer's repeat, whole: %d x-cache %q: %s; want a hit saying %q", wh.status, wh.header.Get("X-Cache"), wh.body, smText)
 	}
 
 	// Per tenant, deterministic only, and the client's opt-out.
@@ -162,7 +195,7 @@ func TestResponseCache(t *testing.T) {
 	}
 
 	// Each replica flushes its own ledger writer: wait for both.
-	ids := append(hitIDs, st.header.Get("X-Request-Id"), first.header.Get("X-Request-Id"))
+	ids := append(hitIDs, st.header.Get("X-Request-Id"), first.header.Get("X-Request-Id"), sm.header.Get("X-Request-Id"), sh.header.Get("X-Request-Id"), wh.header.Get("X-Request-Id"))
 	rows := ledgerRecords(t, s)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		missing := 0
@@ -192,6 +225,12 @@ func TestResponseCache(t *testing.T) {
 		}
 	}
 
+	streamedMiss, wholeHit := rows[sm.header.Get("X-Request-Id")], rows[wh.header.Get("X-Request-Id")]
+	if streamedMiss.Provider != "openai" || streamedMiss.CostMicros == 0 || wholeHit.Provider != "cache" || wholeHit.CostMicros != 0 ||
+		wholeHit.SavedMicros != streamedMiss.CostMicros || wholeHit.OutputTokens != streamedMiss.OutputTokens {
+		t.Errorf("the streamed miss recorded as %+v, its whole repeat as %+v; want the repeat free, saving the stream's cost and tokens", streamedMiss, wholeHit)
+	}
+
 	// The tenant's own usage API reports what its hits saved.
 	var saved int64
 	for _, r := range rows {
@@ -216,7 +255,7 @@ func TestResponseCache(t *testing.T) {
 			mini = row
 		}
 	}
-	wantSaved := int64(len(hitIDs)+1) * miss.CostMicros
+	wantSaved := int64(len(hitIDs)+1)*miss.CostMicros + 2*streamedMiss.CostMicros // and the stream's two repeats
 	if saved != wantSaved || rep.Total.SavedMicros != wantSaved || mini.SavedMicros != wantSaved || mini.SavedUSD != report.USD(wantSaved) {
 		t.Errorf("/v1/usage/by-model: gpt-4o-mini saved %d (%s), total saved %d; the ledger's hits saved %d, want %d",
 			mini.SavedMicros, mini.SavedUSD, rep.Total.SavedMicros, saved, wantSaved)

@@ -39,6 +39,10 @@ type Filter struct {
 type lookup struct {
 	key    string
 	answer *cache.Entry
+	// stream gathers a streamed answer as its client gets it, until it
+	// passes the largest answer kept (tooLong).
+	stream  []byte
+	tooLong bool
 }
 
 // New builds the cache filter of a route.
@@ -127,14 +131,23 @@ func (f *Filter) Rescue(ctx context.Context, x *filters.Exchange, refusal error)
 }
 
 // ResponseChunk implements [filters.ResponseChunkHook]: a complete 200
-// answer is kept for Done to store; a failure of every attempt is replaced
-// by a stale answer when there is one.
+// answer, whole or streamed, is kept for Done to store; a failure of every
+// attempt is replaced by a stale answer when there is one.
 func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filters.Chunk) error {
 	v, ok := f.pending.Load(x)
-	if !ok || !c.EOS || x.Response.Streaming {
+	if !ok {
 		return nil
 	}
 	l := v.(*lookup)
+	if x.Response.Streaming {
+		if x.Cached.How == "" {
+			f.gather(x, l, c)
+		}
+		return nil
+	}
+	if !c.EOS {
+		return nil
+	}
 	switch {
 	case x.Response.Status == http.StatusOK && x.Cached.How == "" && x.Usage.Known && len(c.Data) <= policy.MaxCachedAnswer:
 		a := x.LastAttempt()
@@ -160,6 +173,37 @@ func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filt
 		f.account(x, e, "stale")
 	}
 	return nil
+}
+
+// gather adds a chunk of a streamed answer to what l holds and, at the
+// stream's end, keeps the completion the chunks spell out: only of a whole
+// 200 stream without an error event, whose provider counted its tokens.
+func (f *Filter) gather(x *filters.Exchange, l *lookup, c *filters.Chunk) {
+	if l.tooLong {
+		return
+	}
+	if len(l.stream)+len(c.Data) > policy.MaxCachedAnswer {
+		l.stream, l.tooLong = nil, true
+		return
+	}
+	l.stream = append(l.stream, c.Data...)
+	if !c.EOS {
+		return
+	}
+	stream := l.stream
+	l.stream = nil
+	a := x.LastAttempt()
+	if a == nil || x.Response.Status != http.StatusOK || !x.Usage.Known || x.Usage.Estimated || x.Sent.ErrorType != "" {
+		return
+	}
+	usage, _ := json.Marshal(openai.Usage{PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens,
+		TotalTokens: x.Usage.PromptTokens + x.Usage.CompletionTokens})
+	body, ok := collect(stream, usage)
+	if !ok {
+		return
+	}
+	l.answer = &cache.Entry{Body: body, Model: a.Target.Model.Name,
+		PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens, CostMicros: x.Usage.CostMicros}
 }
 
 // Done implements [filters.DoneHook]: a complete answer goes to memory

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -193,5 +195,59 @@ func TestHitSavesTheAnswersCost(t *testing.T) {
 	}
 	if x.Cached != (filters.Cached{How: "hit", Model: "m", SavedMicros: 9}) || x.Usage.CostMicros != 0 || x.Usage.PromptTokens != 3 {
 		t.Errorf("cached %+v, usage %+v; want a hit of m saving 9 micro-USD, at no cost", x.Cached, x.Usage)
+	}
+}
+
+// TestCollect: a stream of chunks becomes the completion it spells out —
+// the inverse of sse, and of a provider's stream cut into many deltas —
+// and a stream that is not whole becomes nothing.
+func TestCollect(t *testing.T) {
+	t.Parallel()
+	const whole = `{"id":"c1","object":"chat.completion","created":7,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello","tool_calls":[{"id":"t1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
+	usage := []byte(`{"prompt_tokens":9,"completion_tokens":9,"total_tokens":18}`)
+	chunk := func(s string) string { return "data: " + s + "\n\n" }
+	delta := func(d string, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return chunk(`{"id":"c2","object":"chat.completion.chunk","created":8,"model":"m","choices":[{"index":0,"delta":` + d + `,"finish_reason":` + f + `}]}`)
+	}
+	pieces := delta(`{"role":"assistant","content":""}`, "") + delta(`{"content":"Hel"}`, "") + delta(`{"content":"lo, "}`, "") +
+		delta(`{"tool_calls":[{"index":0,"id":"t9","type":"function","function":{"name":"look","arguments":"{\"q\":"}}]}`, "") +
+		delta(`{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}`, "") + delta(`{}`, "tool_calls")
+	for _, tc := range []struct {
+		name   string
+		stream string
+		want   string // "" for nothing
+	}{
+		{name: "what sse made of a completion", stream: string(sse([]byte(whole), true)), want: whole},
+		{name: "without its usage chunk: the usage given", stream: string(sse([]byte(whole), false)),
+			want: strings.Replace(whole, `"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}`, `"usage":`+string(usage), 1)},
+		{name: "a provider's many deltas", stream: pieces + "data: [DONE]\n\n",
+			want: `{"id":"c2","object":"chat.completion","created":8,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello, ","tool_calls":[{"id":"t9","type":"function","function":{"name":"look","arguments":"{\"q\":\"x\"}"}}]},"finish_reason":"tool_calls"}],"usage":` + string(usage) + `}`},
+		{name: "no [DONE]", stream: pieces},
+		{name: "an error event", stream: delta(`{"content":"Hel"}`, "") + chunk(`{"error":{"message":"upstream broke off","type":"upstream_error"}}`) + "data: [DONE]\n\n"},
+		{name: "no finish reason", stream: delta(`{"content":"Hel"}`, "") + "data: [DONE]\n\n"},
+		{name: "not JSON", stream: "data: {nope\n\ndata: [DONE]\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := collect([]byte(tc.stream), usage)
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("collected %s from a stream that is not whole", got)
+				}
+				return
+			}
+			if !ok {
+				t.Fatal("nothing collected")
+			}
+			var g, w any
+			_ = json.Unmarshal(got, &g)
+			_ = json.Unmarshal([]byte(tc.want), &w)
+			if d := cmp.Diff(w, g); d != "" {
+				t.Errorf("completion (-want +got):\n%s", d)
+			}
+		})
 	}
 }
