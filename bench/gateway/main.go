@@ -29,6 +29,7 @@ import (
 
 	docs "github.com/switchyard/switchyard/bench/report"
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
 const section = "gateway-overhead"
@@ -75,6 +76,9 @@ func run(write string, n1, n64 int) error {
 		return err
 	}
 	defer s.Close()
+	if err := unlimitedQuota(s); err != nil {
+		return err
+	}
 	envoy, err := harness.FindEnvoy(mustRoot())
 	if err != nil {
 		return err
@@ -305,7 +309,24 @@ func do(client *http.Client, t target) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
+	// A fallback would measure another provider's translation, not the
+	// path under test.
+	if m := resp.Header.Get("X-Model-Used"); m != "" && m != benchModel {
+		return fmt.Errorf("served by %s, not %s", m, benchModel)
+	}
 	return nil
+}
+
+// benchModel is the model every benchmark request names.
+const benchModel = "gpt-4o-mini"
+
+// unlimitedQuota makes the simulated openai report a rate-limit quota that
+// never runs out: its default limit (10,000 requests a minute, as a real
+// account's) is what a benchmark spends in seconds, and the gateway would
+// then rightly route around it.
+func unlimitedQuota(s *harness.Stack) error {
+	plenty := int64(1 << 40)
+	return s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: &plenty})
 }
 
 // firstToken is the time until the first content event of a stream.

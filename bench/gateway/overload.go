@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -35,11 +40,24 @@ type overloadPhase struct {
 
 func (p overloadPhase) goodput() float64 { return float64(p.ok) / p.elapsed.Seconds() }
 
+// overloadRun is one configuration's floods and how it served after them.
+type overloadRun struct {
+	config   string
+	phases   []overloadPhase
+	after    int            // of 20 requests 5 s after the floods, served by the model named
+	failures map[string]int // what the others got
+	openai   string         // openai's entry in /admin/providers 5 s after the floods
+}
+
 // runOverload measures the gateway's capacity (closed loop, concurrency
 // 64), then floods it open loop at 2× and 4× that rate, each request given
 // timeout to finish, as a client that gives up would. Goodput is what was
 // served in time; a gateway that sheds keeps it near capacity, one that
-// queues lets every request grow late until none is served in time.
+// queues lets every request grow late until none is served in time. It
+// floods two configurations: the shipped one, whose edge token bucket
+// (10,000 req/s) lets everything in, and the same with the bucket set to
+// 90 % of the measured capacity, so Envoy refuses the excess before
+// ext_proc sees it.
 func runOverload(write string, d, timeout time.Duration, extprocArgs []string) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
@@ -50,51 +68,120 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	t := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`), auth: "Bearer sk-local-demo"}
-	closed := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-	if _, err := measure(closed, t, 2000, 64); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
+	if err := unlimitedQuota(s); err != nil {
+		s.Close()
+		return err
 	}
-	start := time.Now()
-	n := 0
-	for time.Since(start) < 3*time.Second {
-		if _, err := measure(closed, t, 1000, 64); err != nil {
-			return fmt.Errorf("capacity: %w", err)
-		}
-		n += 1000
+	t := gatewayTarget(s)
+	capacity, err := measureCapacity(t)
+	if err != nil {
+		s.Close()
+		return err
 	}
-	capacity := float64(n) / time.Since(start).Seconds()
-	closed.CloseIdleConnections()
-
-	var phases []overloadPhase
+	// The control: the same floods straight to the simulator, which shares
+	// the client's core. Where it is not served in full, the client (or the
+	// simulator) could not keep up, and the gateway's rows below measure the
+	// client as much as the gateway.
+	direct := target{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: t.body, auth: t.auth}
+	control := overloadRun{config: "control: straight to the simulator", failures: map[string]int{}}
 	for _, f := range []float64{2, 4} {
-		time.Sleep(2 * time.Second)
-		p, err := flood(t, f, capacity*f, d, timeout, s.PID("extproc-0"))
+		p, err := flood(direct, f, capacity*f, d, timeout, s.PID("extproc-0"))
 		if err != nil {
+			s.Close()
 			return err
 		}
-		phases = append(phases, p)
+		p.peakExtProcRSS = 0
+		control.phases = append(control.phases, p)
 	}
-	time.Sleep(5 * time.Second)
-	after, failures := 0, map[string]int{}
-	for range 20 {
-		model, err := servedModel(t)
-		switch {
-		case err != nil:
-			failures[err.Error()]++
-		case model != "gpt-4o-mini":
-			failures["served by "+model]++
-		default:
-			after++
-		}
+	shipped, err := floodAll(s, t, capacity, d, timeout, "shipped (configs/local: edge bucket 10,000 req/s)")
+	s.Close()
+	if err != nil {
+		return err
 	}
-	out := renderOverload(capacity, d, timeout, extprocArgs, phases, after, failures, pin)
+	bucket := int(0.9 * capacity)
+	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
+	if err != nil {
+		return err
+	}
+	limited := localRateLimit.ReplaceAllString(string(gw), fmt.Sprintf("local_rate_limit: {requests_per_second: %d, burst: %d, per_client: {requests_per_second: %d, burst: %d}}", bucket, bucket, bucket, bucket))
+	if limited == string(gw) {
+		return errors.New("configs/local/gateway.yaml has no one-line local_rate_limit to replace")
+	}
+	s, err = harness.Start(ctx, harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": limited}})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := unlimitedQuota(s); err != nil {
+		return err
+	}
+	t = gatewayTarget(s)
+	if _, err := measure(&http.Client{}, t, 200, 2); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	edge, err := floodAll(s, t, capacity, d, timeout, fmt.Sprintf("edge bucket at 90 %% of capacity (%d req/s)", bucket))
+	if err != nil {
+		return err
+	}
+	out := renderOverload(capacity, d, timeout, extprocArgs, []overloadRun{control, shipped, edge}, pin)
 	fmt.Print(out)
 	if write == "" {
 		return nil
 	}
 	return docs.WriteSection(write, overloadSection, out)
+}
+
+var localRateLimit = regexp.MustCompile(`local_rate_limit: \{[^\n]*\}`)
+
+func gatewayTarget(s *harness.Stack) target {
+	return target{name: "gateway", url: s.URL + "/v1/chat/completions", body: []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`), auth: "Bearer sk-local-demo"}
+}
+
+// measureCapacity is the closed-loop throughput of 64 clients over 3 s,
+// after a warm-up.
+func measureCapacity(t target) (float64, error) {
+	closed := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	defer closed.CloseIdleConnections()
+	if _, err := measure(closed, t, 2000, 64); err != nil {
+		return 0, fmt.Errorf("warm-up: %w", err)
+	}
+	start := time.Now()
+	n := 0
+	for time.Since(start) < 3*time.Second {
+		if _, err := measure(closed, t, 1000, 64); err != nil {
+			return 0, fmt.Errorf("capacity: %w", err)
+		}
+		n += 1000
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// floodAll floods s at 2× and 4× capacity, then checks that it serves
+// the model named 5 s later.
+func floodAll(s *harness.Stack, t target, capacity float64, d, timeout time.Duration, config string) (overloadRun, error) {
+	run := overloadRun{config: config, failures: map[string]int{}}
+	for _, f := range []float64{2, 4} {
+		time.Sleep(2 * time.Second)
+		p, err := flood(t, f, capacity*f, d, timeout, s.PID("extproc-0"))
+		if err != nil {
+			return run, err
+		}
+		run.phases = append(run.phases, p)
+	}
+	time.Sleep(5 * time.Second)
+	run.openai = openaiState(s)
+	for range 20 {
+		model, err := servedModel(t)
+		switch {
+		case err != nil:
+			run.failures[err.Error()]++
+		case model != benchModel:
+			run.failures["served by "+model]++
+		default:
+			run.after++
+		}
+	}
+	return run, nil
 }
 
 // flood sends requests at rate per second for d, each in its own
@@ -187,6 +274,31 @@ func send(c *http.Client, t target) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// openaiState is openai's entry in the admin API's provider list: its
+// breaker and health, to tell whether the flood was blamed on it.
+func openaiState(s *harness.Stack) string {
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/admin/providers", nil)
+	req.Header.Set("Authorization", "Bearer sk-local-admin")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return err.Error()
+	}
+	for _, p := range list.Data {
+		if p["provider"] == "openai" {
+			b, _ := json.Marshal(p)
+			return string(b)
+		}
+	}
+	return "not listed"
+}
+
 func servedModel(t target) (string, error) {
 	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
 	req.Header.Set("Content-Type", "application/json")
@@ -211,33 +323,38 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
-func renderOverload(capacity float64, d, timeout time.Duration, extprocArgs []string, phases []overloadPhase, after int, failures map[string]int, pin pinning) string {
+func renderOverload(capacity float64, d, timeout time.Duration, extprocArgs []string, runs []overloadRun, pin pinning) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## Overload (`make overload`)\n\n")
-	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request in its own connection's turn and given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second.\n\n",
+	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second. The client opens connections as it needs them, so a flood is also a flood of new connections.\n\n",
 		time.Now().UTC().Format("2006-01-02"), docs.Machine(), runtime.Version(), pin.describe(), d, timeout)
 	if len(extprocArgs) > 0 {
 		p("ext_proc ran with `%s`.\n\n", strings.Join(extprocArgs, " "))
 	}
 	p("Capacity: %.0f req/s.\n\n", capacity)
-	p("| Offered | Sent | Served in time | Goodput | of capacity | Refused (429/503) | refusal p50 / p99 | served p50 / p99 | Other answers | Given up | ext_proc peak RSS |\n|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n")
-	for _, ph := range phases {
-		p("| %.0f× (%d in %.1f s) | %d | %d | %.0f req/s | %.0f %% | %d | %s / %s | %s / %s | %d | %d | %d MB |\n",
-			ph.factor, ph.offered, ph.elapsed.Seconds(), ph.sent, ph.ok, ph.goodput(), 100*ph.goodput()/capacity, ph.refused,
-			ms(quantile(ph.refusalLatencies, 0.5)), ms(quantile(ph.refusalLatencies, 0.99)),
-			ms(quantile(ph.okLatencies, 0.5)), ms(quantile(ph.okLatencies, 0.99)),
-			ph.other, ph.gaveUp, ph.peakExtProcRSS/1024)
+	p("| Configuration | Offered | Sent | Served in time | Goodput | of capacity | Refused (429/503) | refusal p50 / p99 | served p50 / p99 | Other answers | Given up | ext_proc peak RSS |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n")
+	for _, r := range runs {
+		for _, ph := range r.phases {
+			p("| %s | %.0f× (%d in %.1f s) | %d | %d | %.0f req/s | %.0f %% | %d | %s / %s | %s / %s | %d | %d | %d MB |\n",
+				r.config, ph.factor, ph.offered, ph.elapsed.Seconds(), ph.sent, ph.ok, ph.goodput(), 100*ph.goodput()/capacity, ph.refused,
+				ms(quantile(ph.refusalLatencies, 0.5)), ms(quantile(ph.refusalLatencies, 0.99)),
+				ms(quantile(ph.okLatencies, 0.5)), ms(quantile(ph.okLatencies, 0.99)),
+				ph.other, ph.gaveUp, ph.peakExtProcRSS/1024)
+		}
 	}
-	p("\n5 s after the floods, %d of 20 requests were served by the model they named", after)
-	seen := make([]string, 0, len(failures))
-	for f := range failures {
-		seen = append(seen, f)
+	p("\n")
+	for _, r := range runs[1:] {
+		p("%s: 5 s after the floods, %d of 20 requests were served by the model they named", r.config, r.after)
+		seen := make([]string, 0, len(r.failures))
+		for f := range r.failures {
+			seen = append(seen, f)
+		}
+		sort.Strings(seen)
+		for _, f := range seen {
+			p("; %d: %s", r.failures[f], f)
+		}
+		p(". openai's state then: `%s`.\n\n", r.openai)
 	}
-	sort.Strings(seen)
-	for _, f := range seen {
-		p("; %d: %s", failures[f], f)
-	}
-	p(".\n")
 	return b.String()
 }

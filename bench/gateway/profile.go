@@ -30,6 +30,9 @@ func profileExtProc(dir string, n int) error {
 		return err
 	}
 	defer s.Close()
+	if err := unlimitedQuota(s); err != nil {
+		return err
+	}
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
 	t := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
