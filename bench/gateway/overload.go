@@ -274,8 +274,9 @@ func send(c *http.Client, t target) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// openaiState is openai's entry in the admin API's provider list: its
-// breaker and health, to tell whether the flood was blamed on it.
+// openaiState sums up openai's entry in the admin API's provider list:
+// its breaker, its health and the bench model's, to tell whether the
+// flood was blamed on it.
 func openaiState(s *harness.Stack) string {
 	req, _ := http.NewRequest(http.MethodGet, s.URL+"/admin/providers", nil)
 	req.Header.Set("Authorization", "Bearer sk-local-admin")
@@ -284,17 +285,38 @@ func openaiState(s *harness.Stack) string {
 		return err.Error()
 	}
 	defer resp.Body.Close()
+	type state struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	}
 	var list struct {
-		Data []map[string]any `json:"data"`
+		Data []struct {
+			Provider string `json:"provider"`
+			state
+			Breaker state `json:"breaker"`
+			Models  []struct {
+				Model string `json:"model"`
+				state
+			} `json:"models"`
+		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
 		return err.Error()
 	}
 	for _, p := range list.Data {
-		if p["provider"] == "openai" {
-			b, _ := json.Marshal(p)
-			return string(b)
+		if p.Provider != "openai" {
+			continue
 		}
+		out := fmt.Sprintf("breaker %s, provider %s", p.Breaker.State, p.state.State)
+		for _, m := range p.Models {
+			if m.Model == benchModel {
+				out += fmt.Sprintf(", %s %s", m.Model, m.State)
+				if m.Reason != "" {
+					out += " (" + m.Reason + ")"
+				}
+			}
+		}
+		return out
 	}
 	return "not listed"
 }
@@ -354,7 +376,7 @@ func renderOverload(capacity float64, d, timeout time.Duration, extprocArgs []st
 		for _, f := range seen {
 			p("; %d: %s", r.failures[f], f)
 		}
-		p(". openai's state then: `%s`.\n\n", r.openai)
+		p(". openai then: %s.\n\n", r.openai)
 	}
 	return b.String()
 }
