@@ -122,6 +122,24 @@ type Attempt struct {
 	outcome Outcome
 }
 
+// MarkSent records when ext_proc handed the attempt's translated request
+// to Envoy (the first time only). The request's stream marks it while the
+// access-log stream may read it (SentAt), hence the attempt's lock.
+func (a *Attempt) MarkSent(at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.Sent.IsZero() {
+		a.Sent = at
+	}
+}
+
+// SentAt is [Attempt.Sent], read under the attempt's lock.
+func (a *Attempt) SentAt() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.Sent
+}
+
 // Outcome is what the provider answered, once known.
 func (a *Attempt) Outcome() Outcome {
 	a.mu.Lock()
@@ -291,16 +309,6 @@ func (x *Exchange) AttemptCount() int {
 		return 0
 	}
 	return x.attempts[len(x.attempts)-1].N
-}
-
-// MarkSent records when ext_proc handed attempt a's translated request to
-// Envoy (the first time only).
-func (x *Exchange) MarkSent(a *Attempt, at time.Time) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if a.Sent.IsZero() {
-		a.Sent = at
-	}
 }
 
 // Unsettled returns the attempts whose outcome is not known yet.

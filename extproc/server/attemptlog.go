@@ -110,8 +110,8 @@ func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAcces
 // sentOrStarted is when the provider's time on an attempt began: when the
 // request reached it, or the attempt's start if it never did.
 func sentOrStarted(a *filters.Attempt) time.Time {
-	if !a.Sent.IsZero() {
-		return a.Sent
+	if sent := a.SentAt(); !sent.IsZero() {
+		return sent
 	}
 	return a.Started
 }

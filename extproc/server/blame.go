@@ -41,8 +41,8 @@ func causeOf(x *filters.Exchange, a *filters.Attempt, flags string, now time.Tim
 // that ran out while the request was still in the gateway.
 func providerTimed(x *filters.Exchange, a *filters.Attempt, now time.Time) filters.Cause {
 	limit := time.Duration(float64(x.Route.PerTryIdleTimeout) * timeoutShare)
-	switch {
-	case !a.Sent.IsZero() && now.Sub(a.Sent) >= limit:
+	switch sent := a.SentAt(); {
+	case !sent.IsZero() && now.Sub(sent) >= limit:
 		return filters.CauseTimeout
 	case now.Sub(a.Started) >= limit:
 		return filters.CauseExcused
@@ -102,8 +102,9 @@ func (s *Server) cutByEnvoy(lv *live) bool {
 func (s *Server) providerTimedOut(ctx context.Context, lv *live, a *filters.Attempt, now time.Time, why string) error {
 	x := lv.x
 	counted := a.Outcome().Failed()
+	began := sentOrStarted(a) // before Amend, which holds the attempt's lock
 	a.Amend(func(o *filters.Outcome) {
-		*o = filters.Outcome{Done: true, Cause: filters.CauseTimeout, Failure: why, Latency: now.Sub(sentOrStarted(a))}
+		*o = filters.Outcome{Done: true, Cause: filters.CauseTimeout, Failure: why, Latency: now.Sub(began)}
 	})
 	if !counted {
 		lv.chain.AttemptDone(ctx, x, a)

@@ -267,16 +267,15 @@ func errText(err error, e *openai.Error) string {
 }
 
 // attempt translates the request for one upstream attempt. It returns the
-// exchange and attempt when the request goes out, so its outcome can be
-// recorded.
-func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs map[string]*structpb.Struct) (*extprocv3.ProcessingResponse, *live, *filters.Attempt) {
+// attempt when the request goes out, so when it did can be recorded.
+func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs map[string]*structpb.Struct) (*extprocv3.ProcessingResponse, *filters.Attempt) {
 	hdrs := toHeaders(h.GetHeaders())
 	id := hdrs.Get("x-request-id")
 	v, ok := s.exchanges.Load(id)
 	if !ok {
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt for an unknown request; refusing to forward it", slog.String("request_id", id))
 		return errorResponse(id, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "gateway_state_lost",
-			"the gateway lost track of this request; retry it"), nil), nil, nil
+			"the gateway lost track of this request; retry it"), nil), nil
 	}
 	lv := v.(*live)
 	x := lv.x
@@ -291,20 +290,20 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 			// The gateway's own refusal is no provider's outcome.
 			a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
 		}
-		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil, nil
+		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil
 	}
 	up, err := s.translated(ctx, lv, a, hdrs)
 	if err != nil {
 		e := filters.AsError(err, id)
 		s.log.LogAttrs(ctx, slog.LevelInfo, "attempt refused", slog.String("request_id", id), slog.Int("attempt", a.N),
 			slog.Int("status", e.Status), slog.String("code", e.Code), slog.String("reason", errText(err, e)))
-		return errorResponse(id, e, x), nil, nil
+		return errorResponse(id, e, x), nil
 	}
 	return headersResponse(&extprocv3.CommonResponse{
 		Status:         extprocv3.CommonResponse_CONTINUE_AND_REPLACE,
 		HeaderMutation: mutation(up.set, up.remove),
 		BodyMutation:   bodyMutation(a.Upstream.Body),
-	}), lv, a
+	}), a
 }
 
 // withheld lists the client's headers a provider must not get.

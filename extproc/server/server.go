@@ -196,7 +196,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			return err
 		}
 		if lv != nil && lv.unsent != nil {
-			lv.x.MarkSent(lv.unsent, s.now())
+			lv.unsent.MarkSent(s.now())
 			lv.unsent = nil
 		}
 		if lv != nil && lv.cut {
@@ -264,13 +264,13 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		}
 		ctx = withRequestID(ctx, v.RequestHeaders)
 		id = toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id")
-		resp, lv, a := s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
+		resp, a := s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
 		s.metrics.observe(req, true, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err
 		}
 		if a != nil {
-			lv.x.MarkSent(a, s.now())
+			a.MarkSent(s.now())
 		}
 	}
 }
