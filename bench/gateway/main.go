@@ -293,28 +293,42 @@ func measure(client *http.Client, t target, n, conc int) ([]time.Duration, error
 }
 
 func do(client *http.Client, t target) error {
+	status, model, err := post(client, t)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d", status)
+	}
+	// A fallback would measure another provider's translation, not the
+	// path under test.
+	if model != "" && model != benchModel {
+		return fmt.Errorf("served by %s, not %s", model, benchModel)
+	}
+	return nil
+}
+
+// post sends t's request and reads the whole answer: its status and the
+// model that served it.
+func post(client *http.Client, t target) (status int, model string, err error) {
+	resp, err := client.Do(newRequest(t))
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, "", err
+	}
+	return resp.StatusCode, resp.Header.Get("X-Model-Used"), nil
+}
+
+func newRequest(t target) *http.Request {
 	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
 	req.Header.Set("Content-Type", "application/json")
 	if t.auth != "" {
 		req.Header.Set("Authorization", t.auth)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	// A fallback would measure another provider's translation, not the
-	// path under test.
-	if m := resp.Header.Get("X-Model-Used"); m != "" && m != benchModel {
-		return fmt.Errorf("served by %s, not %s", m, benchModel)
-	}
-	return nil
+	return req
 }
 
 // benchModel is the model every benchmark request names.
@@ -331,11 +345,7 @@ func unlimitedQuota(s *harness.Stack) error {
 
 // firstToken is the time until the first content event of a stream.
 func firstToken(client *http.Client, t target) (time.Duration, error) {
-	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
-	req.Header.Set("Content-Type", "application/json")
-	if t.auth != "" {
-		req.Header.Set("Authorization", t.auth)
-	}
+	req := newRequest(t)
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

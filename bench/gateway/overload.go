@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -233,7 +231,7 @@ func flood(t target, factor, rate float64, d, timeout time.Duration, extproc int
 			defer wg.Done()
 			defer outstanding.Add(-1)
 			began := time.Now()
-			status, err := send(c, t)
+			status, _, err := post(c, t)
 			took := time.Since(began)
 			mu.Lock()
 			defer mu.Unlock()
@@ -257,21 +255,6 @@ func flood(t target, factor, rate float64, d, timeout time.Duration, extproc int
 	p.peakExtProcRSS = peak.Load()
 	runtime.GC()
 	return p, nil
-}
-
-func send(c *http.Client, t target) (int, error) {
-	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", t.auth)
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return 0, err
-	}
-	return resp.StatusCode, nil
 }
 
 // openaiState sums up openai's entry in the admin API's provider list:
@@ -322,19 +305,11 @@ func openaiState(s *harness.Stack) string {
 }
 
 func servedModel(t target) (string, error) {
-	req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(t.body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", t.auth)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return "", err
+	status, model, err := post(&http.Client{Timeout: 10 * time.Second}, t)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return resp.Header.Get("X-Model-Used"), nil
+	return model, err
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {
