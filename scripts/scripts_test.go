@@ -179,3 +179,66 @@ func TestMakeEnvoy(t *testing.T) {
 		}
 	})
 }
+
+// fakeGo writes a stand-in for the go command that fuzz-smoke runs: it
+// names every package, lists one fuzz target in each, and answers each
+// fuzzing run as mode says, counting the runs in the file it returns.
+func fakeGo(t *testing.T, mode string) (goPath, runs string) {
+	t.Helper()
+	dir := t.TempDir()
+	runs = filepath.Join(dir, "runs")
+	script := `#!/usr/bin/env bash
+case "$1" in
+list) echo "example.test/${2#./}"; exit 0 ;;
+test)
+  for a in "$@"; do [ "$a" = -list ] && { echo FuzzOnly; exit 0; }; done
+  n=$(( $(cat '` + runs + `' 2>/dev/null || echo 0) + 1 )); echo $n > '` + runs + `'
+  case '` + mode + `' in
+  deadline-once) [ $n -eq 1 ] && { echo '--- FAIL: FuzzOnly (3.20s)'; echo '    context deadline exceeded'; exit 1; } ;;
+  deadline-always) echo '    context deadline exceeded'; exit 1 ;;
+  crash) echo '    context deadline exceeded'; echo 'Failing input written to testdata/fuzz/FuzzOnly/1'; exit 1 ;;
+  esac
+  exit 0 ;;
+esac
+exit 2
+`
+	goPath = filepath.Join(dir, "go")
+	if err := os.WriteFile(goPath, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return goPath, runs
+}
+
+// TestFuzzSmokeRetriesOnlyTheDeadlineRace: a bare "context deadline
+// exceeded" (Go 1.26's coordinator race at the fuzztime boundary) is tried
+// once more; twice in a row, or with a failing input written, it fails.
+func TestFuzzSmokeRetriesOnlyTheDeadlineRace(t *testing.T) {
+	tests := []struct {
+		mode     string
+		wantPass bool
+		wantRuns int // fuzzing runs before the script ended; 0: every target's
+	}{
+		{"deadline-once", true, 0},
+		{"deadline-always", false, 2},
+		{"crash", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			goPath, runs := fakeGo(t, tt.mode)
+			cmd := exec.Command("bash", filepath.Join(repoRoot(t), "scripts", "fuzz-smoke"), "1s")
+			cmd.Env = append(os.Environ(), "GO="+goPath)
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != tt.wantPass {
+				t.Fatalf("passed %v, want %v:\n%s", err == nil, tt.wantPass, out)
+			}
+			b, _ := os.ReadFile(runs)
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			if tt.wantRuns > 0 && n != tt.wantRuns {
+				t.Errorf("%d fuzzing runs, want %d:\n%s", n, tt.wantRuns, out)
+			}
+			if tt.wantPass && !strings.Contains(string(out), "once more") {
+				t.Errorf("no retry reported:\n%s", out)
+			}
+		})
+	}
+}
