@@ -288,9 +288,12 @@ const maxSocketPath = 107
 // startSim starts the simulators the mode asks for: every provider's on a
 // free port, or the policy's simulated ones' at their base_url.
 func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error {
-	cfg := providersim.Config{ControlAddr: addr(pick(o.Ports.SimControl))}
+	// Port 0 lets each listener take its own free port as it binds: a port
+	// picked first and bound later can meanwhile become some connection's
+	// ephemeral port (address already in use, in parallel tests).
+	cfg := providersim.Config{ControlAddr: addr(o.Ports.SimControl)}
 	for _, pr := range p.Providers {
-		a := addr(pick(0))
+		a := addr(0)
 		if o.Simulate == SimulatePolicy {
 			if !pr.Simulated {
 				continue
@@ -301,12 +304,7 @@ func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error
 			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: a, ExpectKey: o.ProviderKeys[pr.Name],
 		})
 	}
-	for _, e := range o.ExtraProviders {
-		if e.Addr == "" {
-			e.Addr = addr(pick(0))
-		}
-		cfg.Providers = append(cfg.Providers, e)
-	}
+	cfg.Providers = append(cfg.Providers, o.ExtraProviders...)
 	if len(cfg.Providers) == 0 {
 		return nil
 	}
