@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,5 +128,92 @@ func TestClientTimeoutHeadersIgnored(t *testing.T) {
 		if a.status != http.StatusOK || a.header.Get("X-Provider-Used") != "openai" {
 			t.Fatalf("%d from %q: %s; want 200 from openai, whatever the client's timeout headers say", a.status, a.header.Get("X-Provider-Used"), a.body)
 		}
+	}
+}
+
+var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
+
+// TestInFlightBound: past gateway.edge.max_requests_in_flight Envoy
+// refuses at once, in the OpenAI envelope with retry-after, and ext_proc
+// never hears of the refused requests (no message, no shed of its own);
+// the provider is not blamed. A new bound, written to the policy while
+// the gateway runs, holds without a restart (RTDS).
+func TestInFlightBound(t *testing.T) {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := inFlightBound.ReplaceAllString(string(gw), "max_requests_in_flight: 3}")
+	if small == string(gw) {
+		t.Fatal("configs/local/gateway.yaml has no max_requests_in_flight to replace")
+	}
+	s := startStack(t, harness.Options{Overlay: map[string]string{"gateway.yaml": small}})
+	// A provider slow enough that the requests admitted are all still in
+	// flight when the last of the burst arrives.
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(1500 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
+	messagesBefore, _ := harness.MetricSum(metrics, messageMetric)
+	burst := func(n int) []answer {
+		out := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = chatAs(t, fresh, s, demoKey, "gpt-4o-mini", 10)
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+	served, refused := 0, 0
+	for _, a := range burst(10) {
+		switch {
+		case a.status == http.StatusOK:
+			served++
+		case a.status == http.StatusServiceUnavailable && a.code() == "gateway_overloaded" && a.header.Get("Retry-After") != "":
+			refused++
+		default:
+			t.Errorf("got %d %s (retry-after %q), want 200 or 503 gateway_overloaded with retry-after", a.status, a.body, a.header.Get("Retry-After"))
+		}
+	}
+	if served < 1 || served > 3 || refused != 10-served {
+		t.Fatalf("%d served, %d refused of 10 at once under a bound of 3", served, refused)
+	}
+	messagesAfter, _ := harness.MetricSum(metrics, messageMetric)
+	if got, most := messagesAfter-messagesBefore, float64(4*served); got > most {
+		t.Errorf("ext_proc answered %.0f messages for %d requests served: the refused ones reached it", got, served)
+	}
+	if shed, _ := harness.MetricSum(metrics, "switchyard_extproc_shed_total"); shed != 0 {
+		t.Errorf("ext_proc shed %.0f requests itself: Envoy's bound did not hold first", shed)
+	}
+	if st := providerState(t, s, "openai"); st.Breaker.State != "closed" {
+		t.Errorf("openai's breaker is %s after refusals that were the gateway's own", st.Breaker.State)
+	}
+
+	// The stack's own gateway.yaml: it listens on the stack's port.
+	current, err := s.ReadPolicyFile("gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raised := inFlightBound.ReplaceAllString(string(current), "max_requests_in_flight: 50}")
+	if err := s.WritePolicyFile("gateway.yaml", []byte(raised)); err != nil {
+		t.Fatal(err)
+	}
+	if err := eventually(30*time.Second, func() error {
+		for _, a := range burst(10) {
+			if a.status != http.StatusOK {
+				return fmt.Errorf("under a bound of 50: %d %s", a.status, a.body)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 )
 
@@ -52,76 +53,51 @@ type overloadRun struct {
 // timeout to finish, as a client that gives up would. Goodput is what was
 // served in time; a gateway that sheds keeps it near capacity, one that
 // queues lets every request grow late until none is served in time. It
-// floods two configurations: the shipped one, whose edge token bucket
-// (10,000 req/s) lets everything in, and the same with the bucket set to
-// 90 % of the measured capacity, so Envoy refuses the excess before
-// ext_proc sees it.
+// floods two configurations: the shipped one (configs/local: at most 256
+// requests in flight, past which Envoy refuses before ext_proc works), and
+// the same with the default bound of 1,024, the bound of a node behind
+// providers that take seconds, which here lets a queue of a second form.
 func runOverload(write string, d, timeout time.Duration, extprocArgs []string) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
 	if err != nil {
 		return err
 	}
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs})
-	if err != nil {
-		return err
-	}
-	if err := unlimitedQuota(s); err != nil {
-		s.Close()
-		return err
-	}
-	t := gatewayTarget(s)
-	capacity, err := measureCapacity(t)
-	if err != nil {
-		s.Close()
-		return err
-	}
-	// The control: the same floods straight to the simulator, which shares
-	// the client's core. Where it is not served in full, the client (or the
-	// simulator) could not keep up, and the gateway's rows below measure the
-	// client as much as the gateway.
-	direct := target{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: t.body, auth: t.auth}
-	control := overloadRun{config: "control: straight to the simulator", failures: map[string]int{}}
-	for _, f := range []float64{2, 4} {
-		p, err := flood(direct, f, capacity*f, d, timeout, s.PID("extproc-0"))
-		if err != nil {
-			s.Close()
-			return err
-		}
-		p.peakExtProcRSS = 0
-		control.phases = append(control.phases, p)
-	}
-	shipped, err := floodAll(s, t, capacity, d, timeout, "shipped (configs/local: edge bucket 10,000 req/s)")
-	s.Close()
-	if err != nil {
-		return err
-	}
-	bucket := int(0.9 * capacity)
 	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
 	if err != nil {
 		return err
 	}
-	limited := localRateLimit.ReplaceAllString(string(gw), fmt.Sprintf("local_rate_limit: {requests_per_second: %d, burst: %d, per_client: {requests_per_second: %d, burst: %d}}", bucket, bucket, bucket, bucket))
-	if limited == string(gw) {
-		return errors.New("configs/local/gateway.yaml has no one-line local_rate_limit to replace")
+	defaultBound := fmt.Sprintf("max_requests_in_flight: %d}", policy.DefaultEdge().MaxRequestsInFlight)
+	unbounded := inFlightBound.ReplaceAllString(string(gw), defaultBound)
+	if unbounded == string(gw) {
+		return errors.New("configs/local/gateway.yaml has no max_requests_in_flight to replace")
 	}
-	s, err = harness.Start(ctx, harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": limited}})
-	if err != nil {
-		return err
+	var (
+		runs     []overloadRun
+		capacity float64
+	)
+	for i, c := range []struct {
+		name, gateway string
+	}{
+		{"shipped (configs/local: " + inFlightBound.FindString(string(gw)), ""},
+		{"the default bound (" + defaultBound, unbounded},
+	} {
+		o := harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs}
+		if c.gateway != "" {
+			o.Overlay = map[string]string{"gateway.yaml": c.gateway}
+		}
+		s, err := harness.Start(ctx, o)
+		if err != nil {
+			return err
+		}
+		run, err := overloadConfig(s, i == 0, &capacity, d, timeout, strings.TrimSuffix(c.name, "}")+")")
+		s.Close()
+		if err != nil {
+			return err
+		}
+		runs = append(runs, run...)
 	}
-	defer s.Close()
-	if err := unlimitedQuota(s); err != nil {
-		return err
-	}
-	t = gatewayTarget(s)
-	if _, err := measure(&http.Client{}, t, 200, 2); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
-	edge, err := floodAll(s, t, capacity, d, timeout, fmt.Sprintf("edge bucket at 90 %% of capacity (%d req/s)", bucket))
-	if err != nil {
-		return err
-	}
-	out := renderOverload(capacity, d, timeout, extprocArgs, []overloadRun{control, shipped, edge}, pin)
+	out := renderOverload(capacity, d, timeout, extprocArgs, runs, pin)
 	fmt.Print(out)
 	if write == "" {
 		return nil
@@ -129,7 +105,45 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 	return docs.WriteSection(write, overloadSection, out)
 }
 
-var localRateLimit = regexp.MustCompile(`local_rate_limit: \{[^\n]*\}`)
+// overloadConfig floods one running configuration. The first measures
+// the capacity every flood is a multiple of, and floods the simulator
+// straight as a control: where the control is not served in full, the
+// client (or the simulator) could not keep up, and the gateway's rows
+// measure the client as much as the gateway.
+func overloadConfig(s *harness.Stack, first bool, capacity *float64, d, timeout time.Duration, config string) ([]overloadRun, error) {
+	if err := unlimitedQuota(s); err != nil {
+		return nil, err
+	}
+	t := gatewayTarget(s)
+	var runs []overloadRun
+	if first {
+		c, err := measureCapacity(t)
+		if err != nil {
+			return nil, err
+		}
+		*capacity = c
+		direct := target{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: t.body, auth: t.auth}
+		control := overloadRun{config: "control: straight to the simulator", failures: map[string]int{}}
+		for _, f := range []float64{2, 4} {
+			p, err := flood(direct, f, c*f, d, timeout, s.PID("extproc-0"))
+			if err != nil {
+				return nil, err
+			}
+			p.peakExtProcRSS = 0
+			control.phases = append(control.phases, p)
+		}
+		runs = append(runs, control)
+	} else if _, err := measure(&http.Client{}, t, 200, 2); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	run, err := floodAll(s, t, *capacity, d, timeout, config)
+	if err != nil {
+		return nil, err
+	}
+	return append(runs, run), nil
+}
+
+var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
 
 func gatewayTarget(s *harness.Stack) target {
 	return target{name: "gateway", url: s.URL + "/v1/chat/completions", body: []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`), auth: "Bearer sk-local-demo"}

@@ -46,7 +46,20 @@ type Edge struct {
 	// multiply an outage.
 	RetryBudgetPercent  float64 `yaml:"retry_budget_percent"`
 	RetryMinConcurrency uint32  `yaml:"retry_min_concurrency"`
+	// MaxRequestsInFlight bounds the requests one node holds at once, from
+	// arrival to the last byte of the answer (the wait on a provider
+	// included): past it Envoy refuses at once, 503 with retry-after,
+	// before ext_proc does any work for the request. Without a bound, a
+	// flood beyond what the node's CPU serves is queued, every request
+	// grows late together, and none is served before its client gives up.
+	// Size it as the rate a node serves times the time a request stays.
+	MaxRequestsInFlight uint32 `yaml:"max_requests_in_flight"`
 }
+
+// MaxRequestsInFlightLimit is the static bound of envoy/bootstrap.yaml's
+// ext_proc cluster, above which the runtime override would not be a
+// bound on anything Envoy would otherwise allow.
+const MaxRequestsInFlightLimit = 100_000
 
 // DefaultEdge returns the edge limits a policy gets by default.
 func DefaultEdge() Edge {
@@ -64,6 +77,9 @@ func DefaultEdge() Edge {
 		UpstreamMaxRequests:          10_000,
 		RetryBudgetPercent:           50,
 		RetryMinConcurrency:          32,
+		// ext_proc's own -max-inflight default: Envoy refuses first, where
+		// a refusal costs no ext_proc message.
+		MaxRequestsInFlight: 1024,
 	}
 }
 
@@ -108,6 +124,9 @@ func (e Edge) Validate() error {
 		if n.v < 1 {
 			bad(n.field, "must be at least 1")
 		}
+	}
+	if e.MaxRequestsInFlight < 1 || e.MaxRequestsInFlight > MaxRequestsInFlightLimit {
+		bad("max_requests_in_flight", "must be between 1 and %d", MaxRequestsInFlightLimit)
 	}
 	if e.RetryBudgetPercent <= 0 || e.RetryBudgetPercent > 100 {
 		bad("retry_budget_percent", "must be above 0 and at most 100")

@@ -29,6 +29,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/envoy/contract"
 	extproc "github.com/switchyard/switchyard/extproc/app"
 	xds "github.com/switchyard/switchyard/xds/app"
 )
@@ -196,6 +197,9 @@ func TestManifests(t *testing.T) {
 					t.Fatal(err)
 				}
 				args := append(envoyC.Command[1:], expand(t, envoyC)...)
+				if i := slices.Index(args, "--component-log-level"); i < 0 || args[i+1] != contract.EnvoyComponentLogLevels {
+					t.Errorf("envoy args %q lack --component-log-level %s, which make run passes", args, contract.EnvoyComponentLogLevels)
+				}
 				i := slices.Index(args, "-c")
 				if i < 0 || args[i+1] != mountPath(t, envoyC, "envoy")+"/bootstrap.yaml" {
 					t.Fatalf("envoy args %q do not read the mounted bootstrap", args)
@@ -222,7 +226,10 @@ func TestManifests(t *testing.T) {
 					t.Error("the xds Service does not select the xds pods")
 				}
 				// ext_proc: a Unix socket in a volume both containers mount.
-				pipe := bs.pipe(t, "switchyard_extproc")
+				pipe := bs.pipe(t, contract.ExtProcCluster)
+				if attempts := bs.pipe(t, contract.ExtProcAttemptCluster); attempts != pipe {
+					t.Errorf("bootstrap reaches ext_proc's attempts at %s, its requests at %s", attempts, pipe)
+				}
 				if listen := flagValue(t, epC, "-listen"); listen != "unix:"+pipe {
 					t.Errorf("bootstrap reaches ext_proc at %s, ext_proc listens on %s", pipe, listen)
 				}

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 type compose struct {
@@ -93,6 +94,9 @@ func TestComposeMatchesMakeRun(t *testing.T) {
 		}
 	}
 	args := func(svc string) string { return strings.Join(c.Services[svc].Command, " ") }
+	if want := "--component-log-level " + contract.EnvoyComponentLogLevels; !strings.Contains(args("envoy"), want) {
+		t.Errorf("envoy command %q lacks %q, which make run passes", args("envoy"), want)
+	}
 	for svc, want := range map[string][]string{
 		"xds":     {"-config /etc/switchyard/configs/local", "-listen " + addr(LocalPorts.XDS), "-metrics " + addr(LocalPorts.XDSMetrics)},
 		"extproc": {"-config /etc/switchyard/configs/local", "-metrics " + addr(LocalPorts.ExtProcMetrics)},

@@ -116,7 +116,7 @@ func bootstrap(root, out string, adminPort, xdsPort int, extprocSocket, nodeID s
 				switch name {
 				case "xds":
 					setPort(mapValue(a, "socket_address"), xdsPort)
-				case contract.ExtProcCluster:
+				case contract.ExtProcCluster, contract.ExtProcAttemptCluster:
 					pipe := mapValue(a, "pipe")
 					if pipe == nil {
 						return fmt.Errorf("envoy/bootstrap.yaml: cluster %s is not reached over a Unix socket (pipe)", name)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/envoy/contract"
 )
 
 // RedisMode says whether a stack runs redis-server.
@@ -246,7 +247,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			return nil, err
 		}
 		ename := "envoy-" + strconv.Itoa(i)
-		envoyArgs := []string{"-c", bs, "--log-level", "warn", "--disable-hot-restart", "--drain-time-s", "1", "--parent-shutdown-time-s", "2"}
+		envoyArgs := []string{"-c", bs, "--log-level", "warn", "--component-log-level", contract.EnvoyComponentLogLevels, "--disable-hot-restart", "--drain-time-s", "1", "--parent-shutdown-time-s", "2"}
 		if o.CPUs != "" {
 			envoyArgs = append(envoyArgs, "--concurrency", strconv.Itoa(CPUCount(o.CPUs)))
 		}

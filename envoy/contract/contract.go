@@ -15,9 +15,28 @@ import (
 const (
 	ListenerName    = "ingress"
 	RouteConfigName = "switchyard"
-	// ExtProcCluster is the bootstrap's cluster that reaches ext_proc.
+	// ExtProcCluster is the bootstrap's cluster that reaches ext_proc for
+	// the router-level stream of each request, and for nothing else: its
+	// circuit breaker is the node's bound on requests in flight.
 	ExtProcCluster = "switchyard_extproc"
+	// ExtProcAttemptCluster reaches the same ext_proc for each attempt's
+	// stream and the access logs, with no such bound, so that a request
+	// admitted is never refused halfway.
+	ExtProcAttemptCluster = "switchyard_extproc_attempts"
+	// RuntimeLayer is the bootstrap's RTDS layer that xds serves.
+	RuntimeLayer = "switchyard"
+	// MaxRequestsInFlightKey is the runtime key, in [RuntimeLayer], that
+	// overrides [ExtProcCluster]'s request bound (Envoy's circuit breaker
+	// runtime scheme circuit_breakers.<cluster>.<priority>.<setting>).
+	MaxRequestsInFlightKey = "circuit_breakers." + ExtProcCluster + ".default.max_requests"
 )
+
+// EnvoyComponentLogLevels is Envoy's --component-log-level wherever it
+// runs: the ext_proc filter logs a warning for each request whose stream
+// fails, each refusal at the bound on requests in flight included, and a
+// flood must not buy itself a log line per request. The access log keeps
+// each such request's details.
+const EnvoyComponentLogLevels = "ext_proc:error"
 
 // PhaseHeader is the gRPC metadata key the per-attempt ext_proc filter sends
 // (as initial_metadata), with value [PhaseUpstream], so the server can tell

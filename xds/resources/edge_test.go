@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/xds/resources"
 )
 
@@ -75,5 +79,40 @@ providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]
 	}
 	if rb := th.GetRetryBudget(); rb.GetBudgetPercent().GetValue() != 25 || rb.GetMinRetryConcurrency().GetValue() != 32 {
 		t.Errorf("retry budget = %v", rb)
+	}
+}
+
+// TestInFlightBound: gateway.edge.max_requests_in_flight reaches Envoy as
+// the runtime override of the router-level ext_proc cluster's request
+// breaker, and only the router-level stream of a request uses that
+// cluster: an attempt's stream or an access log counted against it would
+// refuse a request already admitted.
+func TestInFlightBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		edge string
+		want float64
+	}{{"{}", 1024}, {"{max_requests_in_flight: 300}", 300}} {
+		p := load(t, "gateway: {edge: "+tc.edge+"}\nproviders: [{name: sim, kind: openai, base_url: \"http://127.0.0.1:9\"}]\n")
+		rt := resources.Runtime(p)
+		if rt.GetName() != contract.RuntimeLayer {
+			t.Errorf("runtime layer %q, want the bootstrap's %q", rt.GetName(), contract.RuntimeLayer)
+		}
+		if got := rt.GetLayer().GetFields()[contract.MaxRequestsInFlightKey].GetNumberValue(); got != tc.want {
+			t.Errorf("edge %s: %s = %v, want %v", tc.edge, contract.MaxRequestsInFlightKey, got, tc.want)
+		}
+	}
+	p := load(t, `providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]`)
+	b, err := protojson.Marshal(resources.Listener(p, resources.Options{AccessLog: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := func(cluster string) int { return strings.Count(string(b), `"clusterName":"`+cluster+`"`) }
+	if n := uses(contract.ExtProcCluster); n != 1 {
+		t.Errorf("%d filters or logs reach ext_proc through %s, want 1 (the router-level filter)", n, contract.ExtProcCluster)
+	}
+	// The attempt filter, the attempt log and the cut log.
+	if n := uses(contract.ExtProcAttemptCluster); n != 3 {
+		t.Errorf("%d filters or logs reach ext_proc through %s, want 3", n, contract.ExtProcAttemptCluster)
 	}
 }

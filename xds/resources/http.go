@@ -202,7 +202,7 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 func attemptExtProc() *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{
-			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}},
+			TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcAttemptCluster}},
 			InitialMetadata: []*corev3.HeaderValue{{Key: contract.PhaseHeader, Value: contract.PhaseUpstream}},
 		},
 		FailureModeAllow: false,
@@ -328,7 +328,7 @@ func cutLog() *accesslogv3.AccessLog {
 func grpcLogTo(name string) *grpclogv3.CommonGrpcAccessLogConfig {
 	return &grpclogv3.CommonGrpcAccessLogConfig{
 		LogName:             name,
-		GrpcService:         &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
+		GrpcService:         &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcAttemptCluster}}},
 		TransportApiVersion: corev3.ApiVersion_V3,
 		BufferSizeBytes:     wrapperspb.UInt32(0),
 		BufferFlushInterval: dur(100 * time.Millisecond),
@@ -365,6 +365,11 @@ func localReplies(p *policy.Policy) *hcmv3.LocalReplyConfig {
 		// The overload manager refusing a request: the gateway is at
 		// capacity, and says when to come back.
 		{byFlags("OM"), http.StatusServiceUnavailable, "the gateway is at capacity; retry after a moment", "service_unavailable", "gateway_overloaded", "1"},
+		// The bound on requests in flight (gateway.edge.max_requests_in_flight),
+		// met before ext_proc hears of the request.
+		{extProcFailed(true), http.StatusServiceUnavailable, "the gateway is at capacity (requests in flight); retry after a moment", "service_unavailable", "gateway_overloaded", "1"},
+		// ext_proc unreachable or its stream broken: fail closed.
+		{extProcFailed(false), http.StatusServiceUnavailable, "the gateway cannot process requests at the moment; retry after a moment", "service_unavailable", "gateway_unavailable", "1"},
 		// The token buckets flag their refusal only after answering, so the
 		// reply is known by its details.
 		{orFilter(byFlags("RL"), detailsFilter("local_rate_limited")), http.StatusTooManyRequests, "the gateway's request rate limit was exceeded; retry after a moment", "rate_limit_error", "rate_limit_exceeded", ""},
@@ -453,11 +458,27 @@ func pathFilter(re string) *accesslogv3.AccessLogFilter {
 }
 
 // detailsFilter selects the replies whose response code details are
-// details, through a CEL expression.
+// details.
 func detailsFilter(details string) *accesslogv3.AccessLogFilter {
+	return celFilter("response.code_details == " + strconv.Quote(details))
+}
+
+// extProcFailed selects the replies of the router-level ext_proc filter
+// failing closed (status_on_error): its stream to ext_proc could not be
+// opened or broke. overflow selects those the cluster's request breaker
+// refused, the bound on requests in flight, and the others.
+func extProcFailed(overflow bool) *accesslogv3.AccessLogFilter {
+	cond := `response.code_details.startsWith("ext_proc_error_") && response.code_details.contains("overflow")`
+	if !overflow {
+		cond = `response.code_details.startsWith("ext_proc_error_") && !response.code_details.contains("overflow")`
+	}
+	return celFilter(cond)
+}
+
+func celFilter(expr string) *accesslogv3.AccessLogFilter {
 	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_ExtensionFilter{ExtensionFilter: &accesslogv3.ExtensionFilter{
 		Name:       "envoy.access_loggers.extension_filters.cel",
-		ConfigType: &accesslogv3.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celv3.ExpressionFilter{Expression: "response.code_details == " + strconv.Quote(details)})},
+		ConfigType: &accesslogv3.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celv3.ExpressionFilter{Expression: expr})},
 	}}}
 }
 

@@ -6,6 +6,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	runtimev3 "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -36,6 +37,7 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 		resource.ClusterType:  clusters,
 		resource.RouteType:    {RouteConfig(p)},
 		resource.ListenerType: {Listener(p, o)},
+		resource.RuntimeType:  {Runtime(p)},
 	})
 	if err != nil {
 		return nil, err
@@ -44,6 +46,17 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// Runtime is the bootstrap's RTDS layer: what the policy changes in
+// resources the bootstrap defines, today the bound on requests in flight
+// (the router-level ext_proc cluster's circuit breaker). Envoy reads a
+// breaker's runtime key at each request, so a new bound holds at once.
+func Runtime(p *policy.Policy) *runtimev3.Runtime {
+	return &runtimev3.Runtime{
+		Name:  contract.RuntimeLayer,
+		Layer: mustStruct(map[string]any{contract.MaxRequestsInFlightKey: float64(p.Gateway.Edge.MaxRequestsInFlight)}),
+	}
 }
 
 func adsSource() *corev3.ConfigSource {

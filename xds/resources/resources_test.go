@@ -40,7 +40,7 @@ func TestSnapshotGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("snapshot: %v", err)
 			}
-			got := dump(t, snap.GetResources(resource.ListenerType), snap.GetResources(resource.RouteType), snap.GetResources(resource.ClusterType))
+			got := dump(t, snap.GetResources(resource.ListenerType), snap.GetResources(resource.RouteType), snap.GetResources(resource.ClusterType), snap.GetResources(resource.RuntimeType))
 			golden := filepath.Join("testdata", name+".golden.json")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
