@@ -159,26 +159,21 @@ func TestInFlightBound(t *testing.T) {
 	}
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
 	messagesBefore, _ := harness.MetricSum(metrics, messageMetric)
-	burst := func(n int) []answer {
-		out := make([]answer, n)
-		var wg sync.WaitGroup
-		for i := range out {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				out[i] = chatAs(t, fresh, s, demoKey, "gpt-4o-mini", 10)
-			}()
-		}
-		wg.Wait()
-		return out
-	}
+	// Connections kept, as a client's pool keeps them: a refusal must not
+	// cost the client (and the gateway) a new connection.
+	keep := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 10}}
+	defer keep.CloseIdleConnections()
+	send := func() answer { return chatAs(t, keep, s, demoKey, "gpt-4o-mini", 10) }
 	served, refused := 0, 0
-	for _, a := range burst(10) {
+	for _, a := range burst(10, 10, send) {
 		switch {
 		case a.status == http.StatusOK:
 			served++
 		case a.status == http.StatusServiceUnavailable && a.code() == "gateway_overloaded" && a.header.Get("Retry-After") != "":
 			refused++
+			if a.closed {
+				t.Error("the gateway closed the connection of a refused request")
+			}
 		default:
 			t.Errorf("got %d %s (retry-after %q), want 200 or 503 gateway_overloaded with retry-after", a.status, a.body, a.header.Get("Retry-After"))
 		}
@@ -207,7 +202,7 @@ func TestInFlightBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := eventually(30*time.Second, func() error {
-		for _, a := range burst(10) {
+		for _, a := range burst(10, 10, send) {
 			if a.status != http.StatusOK {
 				return fmt.Errorf("under a bound of 50: %d %s", a.status, a.body)
 			}

@@ -31,6 +31,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
+	closed bool // the gateway closed the connection after this answer
 }
 
 func (a answer) code() string {
@@ -78,7 +79,7 @@ func chatAs(t *testing.T, c *http.Client, s *harness.Stack, key, model string, m
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, header: resp.Header, body: b}
+	return answer{status: resp.StatusCode, header: resp.Header, body: b, closed: resp.Close}
 }
 
 func quotaBody(model string, maxTokens int) string {

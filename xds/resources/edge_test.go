@@ -1,11 +1,13 @@
 package resources_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	bufferv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/buffer/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
@@ -103,7 +105,20 @@ func TestInFlightBound(t *testing.T) {
 		}
 	}
 	p := load(t, `providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]`)
-	b, err := protojson.Marshal(resources.Listener(p, resources.Options{AccessLog: true}))
+	l := resources.Listener(p, resources.Options{AccessLog: true})
+	// The body is whole before ext_proc's filter opens its stream, so a
+	// refusal there keeps the client's connection.
+	hcm := &hcmv3.HttpConnectionManager{}
+	if err := l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig().UnmarshalTo(hcm); err != nil {
+		t.Fatal(err)
+	}
+	f := hcm.GetHttpFilters()
+	i := slices.IndexFunc(f, func(f *hcmv3.HttpFilter) bool { return f.GetName() == "envoy.filters.http.ext_proc" })
+	buf := &bufferv3.Buffer{}
+	if i < 1 || f[i-1].GetTypedConfig().UnmarshalTo(buf) != nil || buf.GetMaxRequestBytes().GetValue() != uint32(p.Gateway.MaxRequestBytes) {
+		t.Errorf("filters %v: want a buffer of max_request_bytes (%d) right before ext_proc", f, p.Gateway.MaxRequestBytes)
+	}
+	b, err := protojson.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	matchingv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/matching/v3"
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
+	bufferv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/buffer/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -37,6 +38,7 @@ import (
 // Filter names, also the keys of per-route filter configs.
 const (
 	extProcFilterName = "envoy.filters.http.ext_proc"
+	bufferFilterName  = "envoy.filters.http.buffer"
 	// attemptFilterName names the per-attempt ext_proc instance apart from
 	// the router-level one: per-route filter configs are keyed by name, and
 	// the router level's per-route modes must not reach the attempts.
@@ -71,6 +73,13 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		)
 	}
 	filters = append(filters,
+		// The whole body is read before ext_proc's filter opens its stream,
+		// so a refusal there (the bound on requests in flight) answers a
+		// complete request and keeps the client's HTTP/1.1 connection: an
+		// answer before the body was read would close it, and an overloaded
+		// gateway would pay a new connection for every refusal too. ext_proc
+		// takes bodies buffered anyway.
+		&hcmv3.HttpFilter{Name: bufferFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&bufferv3.Buffer{MaxRequestBytes: u32(uint32(p.Gateway.MaxRequestBytes))})}},
 		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
 		&hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}},
 	)
