@@ -19,6 +19,7 @@ import (
 	docs "github.com/switchyard/switchyard/bench/report"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
 const overloadSection = "gateway-overload"
@@ -97,7 +98,12 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 		}
 		runs = append(runs, run...)
 	}
-	out := renderOverload(capacity, d, timeout, extprocArgs, runs, pin)
+	one := inFlightBound.ReplaceAllString(string(gw), "max_requests_in_flight: 1}")
+	refusal, err := refusalCost(harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": one}})
+	if err != nil {
+		return fmt.Errorf("refusal cost: %w", err)
+	}
+	out := renderOverload(capacity, refusal, d, timeout, extprocArgs, runs, pin)
 	fmt.Print(out)
 	if write == "" {
 		return nil
@@ -141,6 +147,68 @@ func overloadConfig(s *harness.Stack, first bool, capacity *float64, d, timeout 
 		return nil, err
 	}
 	return append(runs, run), nil
+}
+
+// cost is the CPU time the gateway's processes spend on one request.
+type cost struct{ envoy, extproc time.Duration }
+
+// refusalCost is what one refusal at the bound on requests in flight costs
+// the gateway's core: a stack bounded at one request in flight, held by a
+// request its provider answers only after a minute, refusing a closed loop
+// of 64 clients (connections kept) for 3 s. However early the refusal, it
+// is the ceiling of goodput under a flood: at 4× capacity, the refusals of
+// three requests in four share the core with the requests served.
+func refusalCost(o harness.Options) (cost, error) {
+	s, err := harness.Start(context.Background(), o)
+	if err != nil {
+		return cost{}, err
+	}
+	defer s.Close()
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(time.Minute), Count: 1}); err != nil {
+		return cost{}, err
+	}
+	t := gatewayTarget(s)
+	held := &http.Client{Timeout: 2 * time.Minute}
+	go post(held, t) //nolint:errcheck // the held request ends with the stack
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	defer c.CloseIdleConnections()
+	// Until the held request has the one slot, the loop could be served.
+	time.Sleep(500 * time.Millisecond)
+	envoy, extproc := s.PID("envoy-0"), s.PID("extproc-0")
+	e0, x0 := cpuTicks(envoy), cpuTicks(extproc)
+	var (
+		refused  atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Value
+	)
+	start := time.Now()
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(start) < 3*time.Second {
+				status, _, err := post(c, t)
+				switch {
+				case err != nil:
+					firstErr.CompareAndSwap(nil, err)
+				case status == http.StatusServiceUnavailable:
+					refused.Add(1)
+				default:
+					firstErr.CompareAndSwap(nil, fmt.Errorf("a request at the bound got %d, want 503", status))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		return cost{}, err
+	}
+	n := refused.Load()
+	if n == 0 {
+		return cost{}, errors.New("nothing was refused")
+	}
+	tick := 10 * time.Millisecond
+	return cost{envoy: time.Duration(cpuTicks(envoy)-e0) * tick / time.Duration(n), extproc: time.Duration(cpuTicks(extproc)-x0) * tick / time.Duration(n)}, nil
 }
 
 var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
@@ -334,16 +402,19 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
-func renderOverload(capacity float64, d, timeout time.Duration, extprocArgs []string, runs []overloadRun, pin pinning) string {
+func renderOverload(capacity float64, refusal cost, d, timeout time.Duration, extprocArgs []string, runs []overloadRun, pin pinning) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## Overload (`make overload`)\n\n")
-	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second. The client opens connections as it needs them, so a flood is also a flood of new connections.\n\n",
+	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second. The client keeps its connections (up to 4,096 idle) and opens more as it needs them.\n\n",
 		time.Now().UTC().Format("2006-01-02"), docs.Machine(), runtime.Version(), pin.describe(), d, timeout)
 	if len(extprocArgs) > 0 {
 		p("ext_proc ran with `%s`.\n\n", strings.Join(extprocArgs, " "))
 	}
-	p("Capacity: %.0f req/s.\n\n", capacity)
+	served := time.Duration(float64(time.Second) / capacity)
+	r := refusal.envoy + refusal.extproc
+	p("Capacity: %.0f req/s, so a request served takes about %s of the core. A refusal at the bound on requests in flight takes %s (Envoy %s, ext_proc %s; a closed loop of 64 clients against a bound of 1, for 3 s): at 4×, the refusals of three requests in four would take %.0f %% of the core with nothing else to do, the most goodput the core allows being about %.0f %% of capacity (%.0f %% at 2×).\n\n",
+		capacity, us(served), us(r), us(refusal.envoy), us(refusal.extproc), 100*3*capacity*r.Seconds(), 100*ceiling(4, r, served), 100*ceiling(2, r, served))
 	p("| Configuration | Offered | Sent | Served in time | Goodput | of capacity | Refused (429/503) | refusal p50 / p99 | served p50 / p99 | Other answers | Given up | ext_proc peak RSS |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|\n")
 	for _, r := range runs {
 		for _, ph := range r.phases {
@@ -368,4 +439,11 @@ func renderOverload(capacity float64, d, timeout time.Duration, extprocArgs []st
 		p(". openai then: %s.\n\n", r.openai)
 	}
 	return b.String()
+}
+
+// ceiling is the share of capacity a core can serve under a flood of
+// factor × capacity when each refusal costs r and each request served s:
+// g·s + (factor − g)·r = s, in units of capacity.
+func ceiling(factor float64, r, s time.Duration) float64 {
+	return min(1, (1-factor*r.Seconds()/s.Seconds())/(1-r.Seconds()/s.Seconds()))
 }
