@@ -572,14 +572,7 @@ func TestChaosStreamNeverEnds(t *testing.T) {
 				t.Errorf("a whole answer that stalled: %d %s, want 504 upstream_timeout", resp.StatusCode, body)
 			}
 			// Envoy's own 504 carries no request id: the record is the one new.
-			rec := awaitNewRecord(t, s, before)
-			t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
-			if rec.Status != http.StatusGatewayTimeout || rec.ErrorType != "upstream_error" || rec.Provider != "openai" {
-				t.Errorf("usage record says %d %q for %q; want 504 upstream_error for openai, the stalled provider", rec.Status, rec.ErrorType, rec.Provider)
-			}
-			if !breakerOpen(t, s.Replicas[0], "openai") {
-				t.Error("openai's breaker did not open: the stall was not counted against the provider")
-			}
+			stallBlamedOnOpenAI(t, s, awaitNewRecord(t, s, before), "the stall")
 			if m, err := served(t, s, "gpt-4o-mini", ""); err != nil || m == "" {
 				t.Errorf("the next request: served by %q (%v)", m, err)
 			}
@@ -674,13 +667,20 @@ func TestChaosStreamDrips(t *testing.T) {
 	if len(events) < 2 || !strings.Contains(events[0], `"chat.completion.chunk"`) {
 		t.Errorf("the answer's events did not reach the client before the error")
 	}
-	rec := awaitRecord(t, s, id)
+	stallBlamedOnOpenAI(t, s, awaitRecord(t, s, id), "the dripping stream")
+}
+
+// stallBlamedOnOpenAI checks that rec, the usage record of a request whose
+// provider stalled (what), is openai's 504 upstream_error and that
+// openai's breaker, which opens at one failure, opened for it.
+func stallBlamedOnOpenAI(t *testing.T, s *harness.Stack, rec ledger.Record, what string) {
+	t.Helper()
 	t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
 	if rec.Status != http.StatusGatewayTimeout || rec.ErrorType != "upstream_error" || rec.Provider != "openai" {
-		t.Errorf("usage record says %d %q for %q; want 504 upstream_error for openai", rec.Status, rec.ErrorType, rec.Provider)
+		t.Errorf("usage record says %d %q for %q; want 504 upstream_error for openai, whose %s it was", rec.Status, rec.ErrorType, rec.Provider, what)
 	}
 	if !breakerOpen(t, s.Replicas[0], "openai") {
-		t.Error("openai's breaker did not open: the dripping stream was not counted against the provider")
+		t.Errorf("openai's breaker did not open: %s was not counted against the provider", what)
 	}
 }
 
