@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -87,12 +86,8 @@ func (tr *Translator) capture(hd *head) []byte {
 	if raw == nil {
 		return nil
 	}
-	var u struct {
-		wire.Usage
-		// DeepSeek reports cache hits beside OpenAI's details.
-		PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"`
-	}
-	if json.Unmarshal(raw, &u) != nil {
+	u, ok := readUsage(raw)
+	if !ok {
 		return nil
 	}
 	if u.PromptCacheHitTokens != nil && u.Usage.Cached() == 0 {
