@@ -91,7 +91,10 @@ func TestMessagesLocalRepliesInAnthropicEnvelope(t *testing.T) {
 			}
 			defer func() { _ = s.Sim.ClearFault(p) }()
 		}
-		for _, model := range []string{"claude-3-5-haiku", "gpt-4o-mini"} {
+		// gpt-4o-mini first, while openai still counts as healthy: its
+		// first attempt is translated for OpenAI's path, and Envoy's reply
+		// must still speak Anthropic (it once followed the rewritten path).
+		for _, model := range []string{"gpt-4o-mini", "claude-3-5-haiku"} {
 			err := ask(model)
 			var apiErr *anthropic.Error
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {

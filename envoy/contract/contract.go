@@ -81,6 +81,12 @@ const (
 	RouteMetadataNamespace = "switchyard.route"
 	PriorityGroupsKey      = "priority_groups"
 	TranslatedForKey       = "translated_for"
+	// ClientAPIKey is [ClientAnthropic] for a client that speaks
+	// Anthropic's API, so that Envoy's own replies (no provider answered)
+	// use Anthropic's error envelope even when the first attempt's
+	// translation rewrote the path the client asked for.
+	ClientAPIKey    = "client_api"
+	ClientAnthropic = "anthropic"
 )
 
 // AccessLogMetadataNamespace carries what a request was and cost, from

@@ -146,6 +146,18 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 	s.settle(ctx, lv, a, o)
 }
 
+// attemptWait bounds how long the answer of a request whose every attempt
+// failed waits for the last attempt's stream to reach ext_proc.
+const attemptWait = 200 * time.Millisecond
+
+// awaitAttempts waits at most d until x has its n-th attempt.
+func awaitAttempts(x *filters.Exchange, n int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for x.AttemptCount() < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // awaitOutcomes waits at most d until every attempt's outcome is known and
 // returns the attempts still unknown. A retried attempt's outcome comes in
 // Envoy's attempt log, which may trail the answer by a moment.

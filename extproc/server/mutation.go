@@ -98,17 +98,22 @@ func immediate(status int, set []filters.Header, body []byte, details string) *e
 
 // planMetadata names the providers to try, in order, for Envoy's
 // priority-group cluster specifier (group i is the provider of attempt
-// i), and the cluster the first attempt was translated for.
-func planMetadata(plan []filters.Target, translatedFor string) *structpb.Struct {
+// i), the cluster the first attempt was translated for, and whether the
+// client speaks Anthropic's API, for the envelope of Envoy's own replies.
+func planMetadata(plan []filters.Target, translatedFor string, anthropic bool) *structpb.Struct {
 	groups := make([]*structpb.Value, len(plan))
 	for i, t := range plan {
 		groups[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(t.Provider().Name)}})
 	}
+	route := map[string]*structpb.Value{
+		contract.PriorityGroupsKey: structpb.NewListValue(&structpb.ListValue{Values: groups}),
+		contract.TranslatedForKey:  structpb.NewStringValue(translatedFor),
+	}
+	if anthropic {
+		route[contract.ClientAPIKey] = structpb.NewStringValue(contract.ClientAnthropic)
+	}
 	return &structpb.Struct{Fields: map[string]*structpb.Value{
-		contract.RouteMetadataNamespace: structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-			contract.PriorityGroupsKey: structpb.NewListValue(&structpb.ListValue{Values: groups}),
-			contract.TranslatedForKey:  structpb.NewStringValue(translatedFor),
-		}}),
+		contract.RouteMetadataNamespace: structpb.NewStructValue(&structpb.Struct{Fields: route}),
 	}}
 }
 

@@ -106,7 +106,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 		return nil, nil, s.reject(ctx, lv, err)
 	}
 	set, remove := x.TakeRequestMutations()
-	retries := min(len(x.Plan), x.Route.Attempts) - 1
+	retries := plannedAttempts(x) - 1
 	set = append(append(set, up.set...),
 		filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)},
 		filters.Header{Key: contract.RouteHeader, Value: x.Route.Name})
@@ -122,7 +122,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
 	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
-	return c, planMetadata(x.Plan, a.Target.Provider().Cluster), nil
+	return c, planMetadata(x.Plan, a.Target.Provider().Cluster, x.SpeaksAnthropic()), nil
 }
 
 func removedByRoute(k string) bool { return slices.Contains(contract.RouteRemovedHeaders, k) }
@@ -160,11 +160,22 @@ func (s *Server) translated(ctx context.Context, lv *live, a *filters.Attempt, h
 	}, nil
 }
 
+// plannedAttempts is how many attempts Envoy may make for x: one per
+// target of its plan, at most the route's attempts.
+func plannedAttempts(x *filters.Exchange) int { return min(len(x.Plan), x.Route.Attempts) }
+
 func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	x := lv.x
 	hdrs := toHeaders(h.GetHeaders())
 	x.Response.Status, _ = strconv.Atoi(hdrs.Get(":status"))
 	x.Response.Header = hdrs
+	if x.Route != nil && strings.Contains(hdrs.Get(contract.LocalReplyHeader), "URX") {
+		// Envoy gave up after its last retry, so it made every planned
+		// attempt. The retries' streams reach ext_proc on a connection of
+		// their own (contract.ExtProcAttemptCluster) and may trail this
+		// message; the answer must name the last of them.
+		awaitAttempts(x, plannedAttempts(x), attemptWait)
+	}
 	lv.lastByte = s.now()
 	s.settleLast(ctx, lv, x.Response.Status, hdrs)
 	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {

@@ -495,3 +495,42 @@ func TestAttemptLogSettlesRetriedAttempts(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesTrailingTheAnswer: the retries' streams reach ext_proc on a
+// connection of their own, so Envoy's 503 after its last retry (flag URX)
+// may arrive before the last retry's stream. The answer must still be
+// the 503 that names every attempt, not Envoy's own reply.
+func TestRetriesTrailingTheAnswer(t *testing.T) {
+	h := newHarness(t)
+	s := h.stream(t, "")
+	send(t, s, reqHeaders("rid-trail", "Bearer sk-local-demo"))
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}})
+	late := make(chan error, 1)
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		up := h.stream(t, "upstream")
+		if err := up.Send(attemptRequest("rid-trail", 2, "")); err != nil {
+			late <- err
+			return
+		}
+		_, err := up.Recv()
+		late <- err
+	}()
+	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
+		Headers: headers(":status", "503", "content-type", "application/json", contract.LocalReplyHeader, "URX,UF"),
+	}}})
+	resp := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{ResponseBody: &extprocv3.HttpBody{
+		Body: []byte(`{"error":{"message":"upstream connect error","type":"upstream_error","param":null,"code":"upstream_unavailable"}}`), EndOfStream: true,
+	}}})
+	if err := <-late; err != nil {
+		t.Fatal(err)
+	}
+	body := string(resp.GetResponseBody().GetResponse().GetBodyMutation().GetBody())
+	for _, want := range []string{"all_providers_failed", "attempt 1 ", "attempt 2 "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("503 body %q lacks %q", body, want)
+		}
+	}
+}

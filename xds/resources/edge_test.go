@@ -131,3 +131,35 @@ func TestInFlightBound(t *testing.T) {
 		t.Errorf("%d filters or logs reach ext_proc through %s, want 3", n, contract.ExtProcAttemptCluster)
 	}
 }
+
+// TestAnthropicRepliesFollowExtProcsMark: Envoy's own replies reach an
+// Anthropic client in Anthropic's envelope when ext_proc marked the
+// request as one, not only by its path: translating the first attempt
+// for an OpenAI provider rewrites the path the client asked for.
+func TestAnthropicRepliesFollowExtProcsMark(t *testing.T) {
+	t.Parallel()
+	p := load(t, `
+providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]
+models: [{name: m, provider: sim, context_window: 1000, max_output_tokens: 100}]
+routes: [{name: messages, path: /v1/messages, api: messages}]
+`)
+	hcm := &hcmv3.HttpConnectionManager{}
+	if err := resources.Listener(p, resources.Options{}).GetFilterChains()[0].GetFilters()[0].GetTypedConfig().UnmarshalTo(hcm); err != nil {
+		t.Fatal(err)
+	}
+	mappers := hcm.GetLocalReplyConfig().GetMappers()
+	marked := 0
+	for _, m := range mappers {
+		b, err := protojson.Marshal(m.GetFilter())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"key":"`+contract.ClientAPIKey+`"`) && strings.Contains(string(b), `"exact":"`+contract.ClientAnthropic+`"`) {
+			marked++
+		}
+	}
+	// Every kind of reply has an Anthropic mapper and an OpenAI one.
+	if marked == 0 || marked != len(mappers)/2 {
+		t.Errorf("%d of %d local-reply mappers follow ext_proc's mark, want every Anthropic one (%d)", marked, len(mappers), len(mappers)/2)
+	}
+}

@@ -440,8 +440,10 @@ func anthropicClients(p *policy.Policy) *accesslogv3.AccessLogFilter {
 	}
 	var either []*accesslogv3.AccessLogFilter
 	if len(messages) > 0 {
-		// The path as Envoy matched it, with its query string.
-		either = append(either, pathFilter(`^(?:`+strings.Join(messages, "|")+`)(?:\?.*)?$`))
+		// The path as Envoy matched it, with its query string, for replies
+		// before ext_proc ran (the token buckets); after, ext_proc's mark,
+		// since translating the first attempt may have rewritten the path.
+		either = append(either, pathFilter(`^(?:`+strings.Join(messages, "|")+`)(?:\?.*)?$`), anthropicMarked())
 	}
 	if len(models) > 0 {
 		version := &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_HeaderFilter{HeaderFilter: &accesslogv3.HeaderFilter{
@@ -456,6 +458,21 @@ func anthropicClients(p *policy.Policy) *accesslogv3.AccessLogFilter {
 		return either[0]
 	}
 	return orFilter(either...)
+}
+
+// anthropicMarked selects the requests ext_proc marked as an Anthropic
+// client's in the route metadata ([contract.ClientAPIKey]).
+func anthropicMarked() *accesslogv3.AccessLogFilter {
+	return &accesslogv3.AccessLogFilter{FilterSpecifier: &accesslogv3.AccessLogFilter_MetadataFilter{MetadataFilter: &accesslogv3.MetadataFilter{
+		Matcher: &matcherv3.MetadataMatcher{
+			Filter: contract.RouteMetadataNamespace,
+			Path:   []*matcherv3.MetadataMatcher_PathSegment{{Segment: &matcherv3.MetadataMatcher_PathSegment_Key{Key: contract.ClientAPIKey}}},
+			Value: &matcherv3.ValueMatcher{MatchPattern: &matcherv3.ValueMatcher_StringMatch{StringMatch: &matcherv3.StringMatcher{
+				MatchPattern: &matcherv3.StringMatcher_Exact{Exact: contract.ClientAnthropic},
+			}}},
+		},
+		MatchIfKeyNotFound: wrapBool(false),
+	}}}
 }
 
 func pathFilter(re string) *accesslogv3.AccessLogFilter {
