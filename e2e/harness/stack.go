@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -505,16 +506,60 @@ func (s *Stack) failure(name string, err error) error {
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // pick returns port, or a free one when port is 0.
+// pick returns port, or when it is 0 a free port for a process that binds
+// it later (its number is written into configuration first). It picks
+// below the kernel's ephemeral range: a port from that range, released and
+// bound again later, could meanwhile be taken by any outgoing connection
+// of a parallel test (Envoy once failed to bind its listener so).
 func pick(port int) int {
 	if port != 0 {
 		return port
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+	low := ephemeralLow()
+	picked.Lock()
+	defer picked.Unlock()
+	for range 1000 {
+		p := pickFloor + rand.IntN(low-pickFloor)
+		if picked.ports[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		picked.ports[p] = true
+		return p
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	panic("no free port below the ephemeral range")
+}
+
+// pickFloor is the lowest port pick uses, above the well-known and the
+// commonly configured ones.
+const pickFloor = 20000
+
+// picked are the ports pick has handed out in this process, so parallel
+// tests never get the same one.
+var picked = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// ephemeralLow is the start of the kernel's ephemeral port range (Linux's
+// default where it cannot be read).
+func ephemeralLow() int {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low < pickFloor+1000 {
+		panic(fmt.Sprintf("the ephemeral port range starts at %d, too low to pick ports below it", low))
+	}
+	return low
 }
 
 func waitHTTP(ctx context.Context, url string, want int) error {
