@@ -169,7 +169,7 @@ func refusalCost(o harness.Options) (cost, error) {
 	}
 	t := gatewayTarget(s)
 	held := &http.Client{Timeout: 2 * time.Minute}
-	go post(held, t) //nolint:errcheck // the held request ends with the stack
+	go post(held, t) // it ends with the stack
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	defer c.CloseIdleConnections()
 	// Until the held request has the one slot, the loop could be served.
@@ -179,8 +179,10 @@ func refusalCost(o harness.Options) (cost, error) {
 	var (
 		refused  atomic.Int64
 		wg       sync.WaitGroup
-		firstErr atomic.Value
+		errOnce  sync.Once
+		firstErr error
 	)
+	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
 	start := time.Now()
 	for range 64 {
 		wg.Add(1)
@@ -190,18 +192,18 @@ func refusalCost(o harness.Options) (cost, error) {
 				status, _, err := post(c, t)
 				switch {
 				case err != nil:
-					firstErr.CompareAndSwap(nil, err)
+					fail(err)
 				case status == http.StatusServiceUnavailable:
 					refused.Add(1)
 				default:
-					firstErr.CompareAndSwap(nil, fmt.Errorf("a request at the bound got %d, want 503", status))
+					fail(fmt.Errorf("a request at the bound got %d, want 503", status))
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		return cost{}, err
+	if firstErr != nil {
+		return cost{}, firstErr
 	}
 	n := refused.Load()
 	if n == 0 {
