@@ -154,7 +154,7 @@ func TestInFlightBound(t *testing.T) {
 	s := startStack(t, harness.Options{Overlay: map[string]string{"gateway.yaml": small}})
 	// A provider slow enough that the requests admitted are all still in
 	// flight when the last of the burst arrives.
-	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(1500 * time.Millisecond)}); err != nil {
+	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(3 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
