@@ -303,16 +303,8 @@ func TestChaosLedgerDown(t *testing.T) {
 	}
 	defer os.RemoveAll(pg.Dir)
 	defer func() { _ = pg.Stop() }()
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := startStack(t, harness.Options{
-		Overlay: map[string]string{"gateway.yaml": string(gw) + "  ledger:\n    driver: postgres\n    dsn: {env: E2E_LEDGER_DSN}\n"},
+		Overlay: map[string]string{"gateway.yaml": localGateway(t) + "  ledger:\n    driver: postgres\n    dsn: {env: E2E_LEDGER_DSN}\n"},
 		Env:     []string{"E2E_LEDGER_DSN=" + pg.DSN("postgres")},
 	})
 

@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -29,17 +27,13 @@ import (
 // and requests were served while it was away; the webhook, which failed
 // its first calls, receives the same events, each signed.
 func TestUsageEventsOnePerLedgerRow(t *testing.T) {
-	root, _ := harness.ModuleRoot()
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := localGateway(t)
 	hook := &webhookReceiver{t: t, secret: []byte("e2e-webhook-secret"), failFirst: 2, seen: map[string]int{}}
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
 	cfg := fmt.Sprintf("  events:\n    stream: e2e\n    max_len: 10000\n    webhook: {url: %q, secret: {env: E2E_WEBHOOK_SECRET}}\n", hs.URL+"/hooks/usage")
 	s := startStack(t, harness.Options{
-		Overlay: map[string]string{"gateway.yaml": string(gw) + cfg},
+		Overlay: map[string]string{"gateway.yaml": gw + cfg},
 		Env:     []string{"E2E_WEBHOOK_SECRET=" + string(hook.secret)},
 	})
 
@@ -198,11 +192,7 @@ func (h *webhookReceiver) count() int {
 // budget.threshold event for 50%, 80% and 100% of it, though both replicas
 // saw every crossing.
 func TestBudgetAlertsOncePerThreshold(t *testing.T) {
-	root, _ := harness.ModuleRoot()
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := localGateway(t)
 	hook := &webhookReceiver{t: t, secret: []byte("e2e-webhook-secret"), seen: map[string]int{}}
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
@@ -212,7 +202,7 @@ func TestBudgetAlertsOncePerThreshold(t *testing.T) {
 	s := startStack(t, harness.Options{
 		Replicas: 2,
 		Overlay: map[string]string{
-			"gateway.yaml": string(gw) + cfg,
+			"gateway.yaml": gw + cfg,
 			"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:])),
 		},
 		Env: []string{"E2E_WEBHOOK_SECRET=" + string(hook.secret)},

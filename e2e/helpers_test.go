@@ -20,6 +20,15 @@ func defaultOptions() harness.Options { return harness.Options{} }
 // local_rate_limit: Envoy's token buckets, small enough to meet.
 func withLocalRateLimit(t *testing.T, limit string) harness.Options {
 	t.Helper()
+	o := defaultOptions()
+	o.Overlay = map[string]string{"gateway.yaml": localGatewayWith(t, regexp.MustCompile(`(?m)^  local_rate_limit: .*$`), "  local_rate_limit: "+limit)}
+	return o
+}
+
+// localGateway is configs/local/gateway.yaml, for a test that overlays a
+// variant of it.
+func localGateway(t *testing.T) string {
+	t.Helper()
 	root, err := harness.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +37,17 @@ func withLocalRateLimit(t *testing.T, limit string) harness.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small := regexp.MustCompile(`(?m)^  local_rate_limit: .*$`).ReplaceAllString(string(gw), "  local_rate_limit: "+limit)
-	if small == string(gw) {
-		t.Fatal("configs/local/gateway.yaml has no local_rate_limit line to replace")
+	return string(gw)
+}
+
+// localGatewayWith is configs/local/gateway.yaml with what re matches
+// replaced by repl; the test fails if nothing matched.
+func localGatewayWith(t *testing.T, re *regexp.Regexp, repl string) string {
+	t.Helper()
+	gw := localGateway(t)
+	out := re.ReplaceAllString(gw, repl)
+	if out == gw {
+		t.Fatalf("configs/local/gateway.yaml has nothing matching %s to replace", re)
 	}
-	o := defaultOptions()
-	o.Overlay = map[string]string{"gateway.yaml": small}
-	return o
+	return out
 }

@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -139,19 +137,7 @@ var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
 // the provider is not blamed. A new bound, written to the policy while
 // the gateway runs, holds without a restart (RTDS).
 func TestInFlightBound(t *testing.T) {
-	root, err := harness.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	small := inFlightBound.ReplaceAllString(string(gw), "max_requests_in_flight: 3}")
-	if small == string(gw) {
-		t.Fatal("configs/local/gateway.yaml has no max_requests_in_flight to replace")
-	}
-	s := startStack(t, harness.Options{Overlay: map[string]string{"gateway.yaml": small}})
+	s := startStack(t, harness.Options{Overlay: map[string]string{"gateway.yaml": localGatewayWith(t, inFlightBound, "max_requests_in_flight: 3}")}})
 	// A provider slow enough that the requests admitted are all still in
 	// flight when the last of the burst arrives.
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(3 * time.Second)}); err != nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +43,8 @@ func fastHealth(t *testing.T) harness.Options {
 // under it) appended to gateway.yaml.
 func withHealth(t *testing.T, health string) harness.Options {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
-	gw, err := os.ReadFile(filepath.Join(root, "configs", "local", "gateway.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return harness.Options{Overlay: map[string]string{"gateway.yaml": string(gw) + "  health:" + health}}
+	gw := localGateway(t)
+	return harness.Options{Overlay: map[string]string{"gateway.yaml": gw + "  health:" + health}}
 }
 
 func admin(t *testing.T, s *harness.Stack, method, path, body string) (int, []byte) {
