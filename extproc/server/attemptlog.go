@@ -150,10 +150,16 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 // failed waits for the last attempt's stream to reach ext_proc.
 const attemptWait = 200 * time.Millisecond
 
-// awaitAttempts waits at most d until x has its n-th attempt.
+// awaitAttempts waits at most d until x's n-th attempt has been handed to
+// Envoy: not only started, since its stream is still writing its
+// translation (which the answer reads) until then, and SentAt, under the
+// attempt's lock, orders those writes before this stream's reads.
 func awaitAttempts(x *filters.Exchange, n int, d time.Duration) {
 	deadline := time.Now().Add(d)
-	for x.AttemptCount() < n && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
+		if a := x.LastAttempt(); a != nil && a.N >= n && !a.SentAt().IsZero() {
+			return
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
