@@ -137,6 +137,14 @@ func send(t *testing.T, s extprocv3.ExternalProcessor_ProcessClient, req *extpro
 	return resp
 }
 
+// haikuBody is the request body message of a chat completion for the
+// harness's haiku model, whose plan has two targets.
+func haikuBody() *extprocv3.ProcessingRequest {
+	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}}
+}
+
 func reqHeaders(id, auth string) *extprocv3.ProcessingRequest {
 	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{
 		Headers: headers(":method", "POST", ":path", "/v1/chat/completions", "x-request-id", id, "authorization", auth),
@@ -316,9 +324,7 @@ func TestProviderGetsOnlyAllowedClientHeaders(t *testing.T) {
 		kv = append(kv, k, v)
 	}
 	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}}})
-	first := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-	}}})
+	first := send(t, s, haikuBody())
 	up := h.stream(t, "upstream")
 	retry := send(t, up, &extprocv3.ProcessingRequest{
 		Request:    &extprocv3.ProcessingRequest_RequestHeaders{RequestHeaders: &extprocv3.HttpHeaders{Headers: headers(kv...)}},
@@ -388,9 +394,7 @@ func TestAttemptsFollowEnvoysNumbering(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
 	send(t, s, reqHeaders("rid-3", "Bearer sk-local-demo"))
-	resp := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-	}}})
+	resp := send(t, s, haikuBody())
 	if got := setOf(resp.GetRequestBody().GetResponse().GetHeaderMutation())["x-envoy-max-retries"]; got != "1" {
 		t.Fatalf("x-envoy-max-retries = %q, want 1 for a two-target plan", got)
 	}
@@ -430,9 +434,7 @@ func TestCancelledAttemptsDoNotRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		send(t, s, reqHeaders(id, "Bearer sk-local-demo"))
-		send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-			Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-		}}})
+		send(t, s, haikuBody())
 		actx, acancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), contract.PhaseHeader, "upstream"))
 		up, err := extprocv3.NewExternalProcessorClient(h.conn).Process(actx)
 		if err != nil {
@@ -459,9 +461,7 @@ func TestAttemptLogSettlesRetriedAttempts(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
 	send(t, s, reqHeaders("rid-4", "Bearer sk-local-demo"))
-	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-	}}})
+	send(t, s, haikuBody())
 	// Attempt 1 was translated in the body's reply; the retry comes on
 	// the per-attempt stream.
 	up := h.stream(t, "upstream")
@@ -504,9 +504,7 @@ func TestRetriesTrailingTheAnswer(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
 	send(t, s, reqHeaders("rid-trail", "Bearer sk-local-demo"))
-	send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
-		Body: []byte(`{"model":"haiku","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
-	}}})
+	send(t, s, haikuBody())
 	late := make(chan error, 1)
 	go func() {
 		time.Sleep(30 * time.Millisecond)
