@@ -63,6 +63,7 @@ type config struct {
 	admission server.Admission
 	spoolDir  string
 	spoolMax  int64
+	memory    memory
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -84,6 +85,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.spoolMax, "spool-max-bytes", 256<<20, "bound of each spool on disk; past it records are kept in memory only, counted in switchyard_spool_overflow_total")
 	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
+	fs.IntVar(&c.memory.gcPercent, "gc-percent", defaultGCPercent, "the collector's GOGC (0: Go's default); $GOGC, when set, wins")
+	fs.Int64Var(&c.memory.limit, "memory-limit", defaultMemoryLimit, "soft bound of the Go heap in bytes, past which the collector runs more often (0: none); $GOMEMLIMIT, when set, wins")
 	return c, fs.Parse(args)
 }
 
@@ -93,6 +96,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	c.memory.tune()
 	log := slog.New(server.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level(c.logLevel)}))).With(slog.String("process", "extproc"))
 	trail, trailFile, err := audit.Open(c.auditLog, stderr, "extproc")
 	if err != nil {
