@@ -1,8 +1,12 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"testing"
+
+	"github.com/switchyard/switchyard/state/spool"
 )
 
 // BenchmarkInsert writes batches of the Writer's default size.
@@ -25,5 +29,36 @@ func BenchmarkInsert(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/record")
 		})
+	}
+}
+
+// discard is a Sink that takes every record.
+type discard struct{}
+
+func (discard) Insert(_ context.Context, rs []Record) (int, error) { return len(rs), nil }
+
+// BenchmarkHoldAndWrite is what the usage filter costs the request path
+// per request with both spools on disk: the record held as the answer
+// leaves, then the final one written.
+func BenchmarkHoldAndWrite(b *testing.B) {
+	dir := b.TempDir()
+	sp, _, err := spool.Open(dir, "ledger", spool.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sp.Close()
+	held, _, err := spool.Open(dir, "held", spool.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer held.Close()
+	w := NewWriter(discard{}, WriterOptions{Spool: sp, HoldSpool: held})
+	defer w.Close(context.Background())
+	rs := genRecords(1, 1)
+	r := rs[0]
+	for i := 0; b.Loop(); i++ {
+		r.RequestID = "bench-" + strconv.Itoa(i)
+		w.Hold(r)
+		w.Write(r)
 	}
 }

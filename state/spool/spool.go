@@ -6,7 +6,9 @@
 // A spool is an append-only log of checksummed records in segment files,
 // and an acknowledgement mark. Records are delivered in the order they were
 // appended, so the owner acknowledges a count: Ack(n) says the n oldest
-// records need no replay. Replay is at least once; every owner makes its
+// records need no replay, which the mark records at the next sync. Replay
+// is at least once (a process that dies replays what it acknowledged in
+// its last SyncEvery too); every owner makes its
 // delivery idempotent (the ledger skips a request ID it has, the store a
 // commit it has applied), which makes the effect exactly once.
 //
@@ -97,6 +99,7 @@ type Spool struct {
 	segs  []*segment // oldest first; the last is the one appended to
 	bytes int64      // sum of the segments' sizes
 	dirty bool       // written since the last fsync
+	acked bool       // acknowledged since the mark was last written
 	stop  chan struct{}
 	done  chan struct{}
 
@@ -300,6 +303,13 @@ func (s *Spool) Append(rec []byte) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.bytes+int64(len(buf)) > s.o.MaxBytes && s.acked {
+		// Delivered records may hold the room: settling empties a segment
+		// all delivered.
+		if err := s.settle(); err != nil {
+			s.m.failed(s.name)
+		}
+	}
 	if s.bytes+int64(len(buf)) > s.o.MaxBytes {
 		s.pendHollow()
 		s.m.overflow(s.name)
@@ -359,8 +369,13 @@ func (s *Spool) rotate() error {
 }
 
 // Ack marks the n oldest pending records delivered: they are not returned
-// by the next Open. Segments left without pending records are deleted;
-// the last one, which is appended to, is emptied instead.
+// by the next Open, once the mark is written. Segments left without pending
+// records are deleted. The mark itself is written, and the segment appended
+// to emptied when all of it is delivered, by the next sync (every
+// Options.SyncEvery, and at Close): an acknowledgement on every request
+// would cost the request path two system calls, and a process that dies
+// before the mark is written only replays what it had delivered, which
+// delivery tolerates.
 func (s *Spool) Ack(n int) error {
 	if n <= 0 {
 		return nil
@@ -384,17 +399,30 @@ func (s *Spool) Ack(n int) error {
 		s.bytes -= head.size
 		s.segs = s.segs[1:]
 	}
+	s.dirty, s.acked = true, true
+	s.m.size(s.name, s.bytes)
+	return nil
+}
+
+// settle writes the mark of what was acknowledged since the last one, and
+// empties the segment appended to if all of it is delivered.
+func (s *Spool) settle() error {
+	if !s.acked {
+		return nil
+	}
 	if cur := s.segs[0]; len(s.segs) == 1 && len(cur.ends) == 0 && cur.size > 0 {
-		// The segment appended to, all delivered: empty it.
 		if err := cur.f.Truncate(0); err != nil {
 			return fmt.Errorf("spool %s: %w", s.name, err)
 		}
 		s.bytes -= cur.size
 		cur.size, cur.start = 0, 0
+		s.m.size(s.name, s.bytes)
 	}
-	s.dirty = true
-	s.m.size(s.name, s.bytes)
-	return s.writeMark()
+	if err := s.writeMark(); err != nil {
+		return err
+	}
+	s.acked = false
+	return nil
 }
 
 // Pending returns how many records are appended and not acknowledged.
@@ -439,8 +467,8 @@ func readMark(f *os.File) (seq uint64, off int64) {
 	return binary.LittleEndian.Uint64(b[:]), int64(binary.LittleEndian.Uint64(b[8:]))
 }
 
-// Sync makes what was appended and acknowledged so far survive a crash of
-// the machine.
+// Sync writes the acknowledgement mark and makes what was appended and
+// acknowledged so far survive a crash of the machine.
 func (s *Spool) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -448,6 +476,9 @@ func (s *Spool) Sync() error {
 }
 
 func (s *Spool) sync() error {
+	if err := s.settle(); err != nil {
+		return err
+	}
 	if !s.dirty {
 		return nil
 	}
