@@ -126,3 +126,22 @@ func TestOpenWithoutPathWritesToStderr(t *testing.T) {
 		t.Errorf("kind %v, want audit", got)
 	}
 }
+
+// BenchmarkRequest is the audit event the usage filter writes for every
+// request.
+func BenchmarkRequest(b *testing.B) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	l := New(f, "extproc")
+	r := &Request{RequestID: "5f0c6c1e-8c1d-4c52-9b0e-3d7f2a61c9d4", Tenant: "acme", App: "web", Key: "acme-web", Route: "chat",
+		RequestedModel: "gpt-4o-mini", ServedModel: "gpt-4o-mini", Provider: "openai", RoutingReason: "client named the model",
+		Attempts: 1, Status: 200, PromptSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Request(ctx, r)
+	}
+}
