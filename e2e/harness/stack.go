@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,6 +104,11 @@ type Options struct {
 	// Redis) to these CPUs (a taskset list such as "0"), and Envoy runs one
 	// worker per CPU: the benchmark measures the gateway on one core.
 	CPUs string
+	// EnvoyUnder, when set, is a command Envoy runs under (valgrind and
+	// its arguments, say), its PID Envoy's own; EnvoyReady bounds how long
+	// Envoy may take to start serving (30s).
+	EnvoyUnder []string
+	EnvoyReady time.Duration
 }
 
 // Replica is one Envoy with its ext_proc.
@@ -252,15 +258,19 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		if o.CPUs != "" {
 			envoyArgs = append(envoyArgs, "--concurrency", strconv.Itoa(CPUCount(o.CPUs)))
 		}
-		if err := s.start(o, ename, envoy, envoyArgs...); err != nil {
+		path := envoy
+		if len(o.EnvoyUnder) > 0 {
+			path, envoyArgs = o.EnvoyUnder[0], append(append(o.EnvoyUnder[1:len(o.EnvoyUnder):len(o.EnvoyUnder)], envoy), envoyArgs...)
+		}
+		if err := s.start(o, ename, path, envoyArgs...); err != nil {
 			return nil, err
 		}
-		if err := waitEnvoy(s.whileRunning(ctx, ename), r.EnvoyAdmin); err != nil {
+		if err := waitEnvoy(s.whileRunning(ctx, ename), r.EnvoyAdmin, cmp.Or(o.EnvoyReady, 30*time.Second)); err != nil {
 			return nil, s.failure(ename, err)
 		}
 		s.Replicas = append(s.Replicas, r)
 	}
-	if err := waitHTTP(ctx, s.URL+"/v1/models", 0); err != nil {
+	if err := waitHTTPWithin(ctx, s.URL+"/v1/models", 0, cmp.Or(o.EnvoyReady, 30*time.Second)); err != nil {
 		return nil, s.failure("envoy-0", err)
 	}
 	return s, nil
@@ -563,7 +573,11 @@ func ephemeralLow() int {
 }
 
 func waitHTTP(ctx context.Context, url string, want int) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return waitHTTPWithin(ctx, url, want, 30*time.Second)
+}
+
+func waitHTTPWithin(ctx context.Context, url string, want int, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	var last error
 	for {
@@ -586,8 +600,8 @@ func waitHTTP(ctx context.Context, url string, want int) error {
 	}
 }
 
-func waitEnvoy(ctx context.Context, admin string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+func waitEnvoy(ctx context.Context, admin string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, admin+"/ready", nil)
