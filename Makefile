@@ -19,7 +19,7 @@ export SWITCHYARD_BIN   := $(BIN)
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 
-.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench overload bench-routing \
+.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench overload bench-instructions bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak
 
 all: build
@@ -102,6 +102,11 @@ soak: deps build
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
 bench: deps build
 	$(GO) run ./bench/gateway -write docs/BENCHMARKS.md
+
+## bench-instructions: the instructions Envoy runs per request of each kind (served, refused, a bare hop), counted by valgrind: repeatable on a noisy machine
+bench-instructions: deps build
+	@command -v valgrind >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq valgrind >/dev/null; }
+	$(GO) run ./bench/gateway -instructions 500
 
 ## bench-routing: the router's cost/quality on RouteLLM's public data; writes docs/BENCHMARKS.md
 bench-routing:

@@ -41,12 +41,15 @@ func main() {
 	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) at concurrency 64 and write the profiles into this directory")
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
+	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
 	extprocArgs := flag.String("extproc-args", "", "with -overload, flags added to ext_proc's command line (say -max-inflight 128)")
 	flag.Parse()
 	var err error
 	switch {
 	case *profile != "":
 		err = profileExtProc(*profile, *n64)
+	case *instructions > 0:
+		err = countInstructions(*instructions)
 	case *overload > 0:
 		err = runOverload(*write, *overload, *timeout, strings.Fields(*extprocArgs))
 	default:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -25,6 +26,12 @@ type plainEnvoy struct {
 
 // cpus, when set, pins it there with one worker, as the gateway's Envoy is.
 func startPlainEnvoy(envoy, dir, upstream, cpus string) (*plainEnvoy, error) {
+	return startPlainEnvoyUnder(nil, 20*time.Second, envoy, dir, upstream, cpus)
+}
+
+// startPlainEnvoyUnder starts the plain Envoy under a command (valgrind
+// and its arguments, say), given ready to start listening.
+func startPlainEnvoyUnder(under []string, ready time.Duration, envoy, dir, upstream, cpus string) (*plainEnvoy, error) {
 	host, port, err := net.SplitHostPort(upstream)
 	if err != nil {
 		return nil, err
@@ -59,18 +66,18 @@ static_resources:
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart")
+	argv := append(slices.Clone(under), envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart")
 	if cpus != "" {
-		cmd = exec.Command("taskset", "-c", cpus, envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart",
-			"--concurrency", strconv.Itoa(harness.CPUCount(cpus)))
+		argv = append(append([]string{"taskset", "-c", cpus}, argv...), "--concurrency", strconv.Itoa(harness.CPUCount(cpus)))
 	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p := &plainEnvoy{cmd: cmd, port: listen}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), ready)
 	defer cancel()
 	for ctx.Err() == nil {
 		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(listen)); err == nil {
