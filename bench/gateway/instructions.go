@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
@@ -87,7 +85,6 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 	defer s.Close()
 	t := gatewayTarget(s)
 	pid := s.PID("envoy-0")
-	want := http.StatusOK
 	switch {
 	case c.plain:
 		envoy, err := harness.FindEnvoy(mustRoot())
@@ -107,20 +104,19 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 		}
 		go post(&http.Client{Timeout: 5 * time.Minute}, t) // it ends with the stack
 		time.Sleep(3 * time.Second)
-		want = http.StatusServiceUnavailable
+		t.want = http.StatusServiceUnavailable
 	case c.path != "":
-		t.url = s.URL + c.path
-		want = http.StatusNotFound
+		t.url, t.want = s.URL+c.path, http.StatusNotFound
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	if err := sendAll(client, t, 100, want); err != nil {
+	if _, err := measure(client, t, 100, 8); err != nil {
 		return 0, fmt.Errorf("warm-up: %w", err)
 	}
 	if out, err := exec.Command("callgrind_control", "--zero", strconv.Itoa(pid)).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("callgrind_control --zero: %w: %s", err, out)
 	}
-	if err := sendAll(client, t, n, want); err != nil {
+	if _, err := measure(client, t, n, 8); err != nil {
 		return 0, err
 	}
 	if out, err := exec.Command("callgrind_control", "--dump", strconv.Itoa(pid)).CombinedOutput(); err != nil {
@@ -143,37 +139,4 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 		return 0, fmt.Errorf("callgrind dump: %w", err)
 	}
 	return total / int64(n), nil
-}
-
-// sendAll sends n requests from 8 clients and fails unless each is
-// answered with want.
-func sendAll(client *http.Client, t target, n, want int) error {
-	jobs := make(chan struct{}, n)
-	for range n {
-		jobs <- struct{}{}
-	}
-	close(jobs)
-	var (
-		wg   sync.WaitGroup
-		once sync.Once
-		bad  error
-	)
-	for range 8 {
-		wg.Go(func() {
-			for range jobs {
-				status, _, err := post(client, t)
-				if err == nil && status != want {
-					err = fmt.Errorf("status %d, want %d", status, want)
-				}
-				if err != nil {
-					once.Do(func() { bad = err })
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if bad != nil {
-		return errors.Join(errors.New("a request failed"), bad)
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,7 +261,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 		}
 		path := envoy
 		if len(o.EnvoyUnder) > 0 {
-			path, envoyArgs = o.EnvoyUnder[0], append(append(o.EnvoyUnder[1:len(o.EnvoyUnder):len(o.EnvoyUnder)], envoy), envoyArgs...)
+			path, envoyArgs = o.EnvoyUnder[0], slices.Concat(o.EnvoyUnder[1:], []string{envoy}, envoyArgs)
 		}
 		if err := s.start(o, ename, path, envoyArgs...); err != nil {
 			return nil, err
