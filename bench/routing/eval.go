@@ -69,6 +69,14 @@ type result struct {
 	// HeldCurve is the held-out classifier's quality, as a share of the
 	// all-strong quality, at strong shares 0, 1/curvePoints, …, 1.
 	HeldCurve []float64
+	// Ceilings: what routers that have seen this benchmark reach, as APGR
+	// over the whole curve. SelfFit is the classifier's features fitted on
+	// this benchmark alone; GroupPrior ranks each prompt by the mean gain
+	// of the other prompts of its MMLU subject or MT-Bench category (a
+	// perfect domain detector with per-domain priors), ties broken by
+	// length; HasGroups is false for a benchmark without groups.
+	SelfFit, GroupPrior, OracleAPGR float64
+	HasGroups                       bool
 }
 
 // interval is an estimate with its 95 % bootstrap interval.
@@ -209,7 +217,45 @@ func evaluate(b train.Benchmark, others []train.Benchmark, loo, inSample *comple
 	res.DefaultShipped = operatingAt(in, ShippedMediumAt, fmt.Sprintf("score ≥ %.1f", ShippedMediumAt))
 	res.InSampleCurve = readCurve(in)
 	res.LengthCurve = readCurve(length)
-	return res, nil
+	res.OracleAPGR = oracle.APGR(apgrSteps)
+	return res, ceilings(b, length, &res)
+}
+
+// ceilings fills res's SelfFit, GroupPrior and HasGroups: upper bounds,
+// in sample, on what a ranking of this kind finds in b. They say whether
+// a held-out shortfall is the features' or the data's.
+func ceilings(b train.Benchmark, length sweep.Scored, res *result) error {
+	self, err := train.Fit([]train.Benchmark{b}, train.Penalties[0])
+	if err != nil {
+		return err
+	}
+	res.SelfFit = b.Scored(self).APGR(apgrSteps)
+
+	type sum struct{ gain, n float64 }
+	groups := map[string]sum{}
+	for _, it := range b.Set.Items {
+		g := groups[it.Group]
+		groups[it.Group] = sum{g.gain + it.Strong - it.Weak, g.n + 1}
+	}
+	res.HasGroups = len(groups) > 1
+	if !res.HasGroups {
+		return nil
+	}
+	prior := sweep.Scored{Scores: make([]float64, res.N), Outcomes: length.Outcomes}
+	longest := slices.Max(length.Scores)
+	for i, it := range b.Set.Items {
+		// A prompt's own gain is left out of its group's mean: the prior is
+		// in sample per group, not per prompt. Length breaks ties at a
+		// scale below any difference of two groups' means.
+		g := groups[it.Group]
+		mean := 0.0
+		if g.n > 1 {
+			mean = (g.gain - (it.Strong - it.Weak)) / (g.n - 1)
+		}
+		prior.Scores[i] = mean + 1e-9*length.Scores[i]/longest
+	}
+	res.GroupPrior = prior.APGR(apgrSteps)
+	return nil
 }
 
 func charScores(b train.Benchmark) sweep.Scored {
