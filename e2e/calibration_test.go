@@ -142,3 +142,73 @@ func TestFeedbackMovesTheStrongShare(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 }
+
+// TestJudgeMovesTheStrongShare: with no app rating anything, the judge
+// grades the auto route's weaker answers through the real stack (the
+// reference answer from the strongest model, the verdict from gpt-4o, both
+// through the gateway with the judge's key), and its low verdicts raise the
+// route's strong share within the policy's max.
+func TestJudgeMovesTheStrongShare(t *testing.T) {
+	t.Parallel()
+	root, _ := harness.ModuleRoot()
+	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := strings.Replace(autoRoute, "min_samples: 10}", "min_samples: 10, adjust: {min: 0.2, max: 0.5, quality_bar: 0.9}}", 1)
+	judged = strings.Replace(judged, "filters: [auth, router, quota, translate, usage]",
+		"filters: [auth, router, quota, translate, usage, {name: judge, args: {model: gpt-4o, sample: 1, max_per_minute: 120, api_key: {env: SWITCHYARD_JUDGE_KEY}}}]", 1)
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": string(routes) + judged}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + demoKey}})
+	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
+	// The simulators answer a conversation holding [[rate 1]] with
+	// "Rating: 1": the judge model's verdict on every graded answer.
+	for i := range 60 {
+		body := fmt.Sprintf(`{"model":"auto","messages":[{"role":"user","content":"hi %d [[rate 1]]"}]}`, i)
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/auto/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+demoKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
+		}
+		// A grading is two calls through the gateway: paced, few find the
+		// route's four gradings all running.
+		time.Sleep(30 * time.Millisecond)
+	}
+	var graded float64
+	if err := eventually(30*time.Second, func() error {
+		graded, _ = harness.MetricSum(metrics, "switchyard_judge_gradings_total", `route="auto-chat"`, `outcome="graded"`)
+		if graded < 25 {
+			return errNotYet
+		}
+		return nil
+	}); err != nil {
+		failed, _ := harness.MetricSum(metrics, "switchyard_judge_gradings_total", `route="auto-chat"`, `outcome="failed"`)
+		t.Fatalf("%v answers graded (%v failed), want most of the weak ones of 60 at a strong share of 0.3", graded, failed)
+	}
+	if score, _ := harness.MetricSum(metrics, "switchyard_judge_score_total", `route="auto-chat"`); score != 0 {
+		t.Errorf("judged score sum %v, want 0 (every verdict Rating: 1)", score)
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		share, err := harness.MetricSum(metrics, "switchyard_routing_strong_share", `route="auto-chat"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if share > 0.3 {
+			if share > 0.5 {
+				t.Errorf("strong share %v past the policy's max 0.5", share)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("strong share %v, want above the asked 0.3 after %v verdicts of Rating: 1", share, graded)
+		}
+		time.Sleep(time.Second)
+	}
+}

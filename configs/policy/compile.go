@@ -140,6 +140,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 		}
 	}
 	c.cacheScopes(s.Routes, tenants)
+	c.judgeScopes(s.Routes, p)
 	if len(c.probs) > 0 {
 		return nil, c.probs
 	}

@@ -48,6 +48,12 @@ var filterTable = map[string]filterSpec{
 		return err
 	}},
 	"translate": {order: 400, requires: []string{"router"}},
+	// judge sits inside translate, so its response hook reads the answer
+	// in OpenAI's format whatever the provider spoke.
+	"judge": {order: 360, requires: []string{"auth", "router", "translate"}, args: func(r FilterRef) error {
+		_, err := ParseJudgeArgs(r)
+		return err
+	}},
 }
 
 // FilterOrder returns a filter's position in every chain; unknown names

@@ -447,6 +447,22 @@ func (p *Policy) Provider(name string) *Provider { return p.providers[name] }
 // Model returns the model clients call name: its first deployment.
 func (p *Policy) Model(name string) *Model { return p.models[name] }
 
+// Strongest returns the highest-quality chat model that may accepts (the
+// pricier on a tie): the one an all-strong deployment would send a chat
+// request to, whose cost auto routing saves. Nil when may accepts none.
+func (p *Policy) Strongest(may func(*Model) bool) *Model {
+	var best *Model
+	for _, m := range p.Models {
+		if !m.Caps.Has(CapChat) || !may(m) {
+			continue
+		}
+		if best == nil || m.Quality > best.Quality || (m.Quality == best.Quality && m.Price.OutputPerMTok > best.Price.OutputPerMTok) {
+			best = m
+		}
+	}
+	return best
+}
+
 // KeyByHash returns the virtual key whose SHA-256 is h.
 func (p *Policy) KeyByHash(h [32]byte) *Key { return p.keys[h] }
 

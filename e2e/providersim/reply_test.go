@@ -35,6 +35,16 @@ func TestRespond(t *testing.T) {
 			want: reply{text: "Hello from m: " + strings.Repeat("é", 40), completionTokens: 4},
 		},
 		{
+			name: "a grader says the verdict it is told",
+			conv: conversation{model: "m", lastUserText: "<conversation>\nuser: hi [[rate 3]]\n</conversation>", lastIsUser: true},
+			want: reply{text: "Rating: 3", completionTokens: 2},
+		},
+		{
+			name: "a verdict out of range is echoed",
+			conv: conversation{model: "m", lastUserText: "hi [[rate 11]]", lastIsUser: true},
+			want: reply{text: "Hello from m: hi [[rate 11]]", completionTokens: 6},
+		},
+		{
 			name: "whitespace collapses",
 			conv: conversation{model: "m", lastUserText: "a\n\n b\t c", lastIsUser: true},
 			want: reply{text: "Hello from m: a b c", completionTokens: 6},

@@ -126,16 +126,7 @@ func strongest(x *filters.Exchange) *policy.Model {
 	if x.Chat == nil || x.Route == nil || x.Policy == nil || x.Chat.Model != x.Route.Routing.AutoModel {
 		return nil
 	}
-	var best *policy.Model
-	for _, m := range x.Policy.Models {
-		if !m.Caps.Has(policy.CapChat) || !policy.MayUse(x.Caller.Key, x.Caller.Tenant, m.Name) {
-			continue
-		}
-		if best == nil || m.Quality > best.Quality || (m.Quality == best.Quality && m.Price.OutputPerMTok > best.Price.OutputPerMTok) {
-			best = m
-		}
-	}
-	return best
+	return x.Policy.Strongest(func(m *policy.Model) bool { return policy.MayUse(x.Caller.Key, x.Caller.Tenant, m.Name) })
 }
 
 // RecordOf builds the ledger record of an exchange that ended with cause

@@ -1,0 +1,327 @@
+// Package judge is the judge filter: a small, bounded share of the answers
+// auto routing had a weaker model give are graded, off the request path,
+// by a configured model against the answer the strongest model gives to
+// the same conversation. Each verdict is a rating the route's calibrator
+// takes like an app's feedback, so the strong share moves with evidence
+// even where no app rates its answers.
+package judge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/calibration"
+)
+
+func init() { filters.Register("judge", New) }
+
+// Bounds on the work a grading does off the request path.
+const (
+	// maxGradings is how many gradings one route runs at once; a sampled
+	// answer past it is skipped, never queued.
+	maxGradings = 4
+	// gradeTimeout bounds a grading's two calls together.
+	gradeTimeout = 2 * time.Minute
+	// maxReply bounds what is read of an answer to the judge's calls.
+	maxReply = 1 << 20
+	// verdictTokens caps the judge model's reply: one line.
+	verdictTokens = 16
+)
+
+// Filter grades a sample of one route's weaker answers.
+type Filter struct {
+	args      policy.JudgeArgs
+	reference string // the model whose answer is the reference
+	key       string // the virtual key of the judge's calls
+	url       string // the route on the gateway's listener
+	route     string
+	cal       *calibration.Calibrator
+	log       *slog.Logger
+	metrics   *metrics
+	limiter   *rate.Limiter
+	slots     chan struct{}
+	client    *http.Client
+	draw      func() float64
+
+	// pending holds each sampled exchange's grading, its answer once the
+	// answer is complete, from the request body to Done.
+	pending sync.Map // *filters.Exchange → *job
+}
+
+// job is one sampled answer, copied out of the exchange: the grading
+// outlives it.
+type job struct {
+	requestID string
+	served    string
+	// ask is the reference request's body; conversation the messages the
+	// judge reads.
+	ask          []byte
+	conversation []openai.Message
+	answer       string
+}
+
+type metrics struct {
+	gradings *prometheus.CounterVec
+	score    *prometheus.CounterVec
+}
+
+var collectors filters.Collectors[*metrics]
+
+func newMetrics() (*metrics, []prometheus.Collector) {
+	m := &metrics{
+		gradings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_judge_gradings_total",
+			Help: "Sampled answers of auto routing's weaker models, by route, served model and outcome: graded, no_verdict (the judge's reply held no rating), failed (a call failed), rate_limited (past max_per_minute), busy (too many gradings at once).",
+		}, []string{"route", "model", "outcome"}),
+		score: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchyard_judge_score_total",
+			Help: "Sum of the judge's scores (0..1) of graded answers, by route and served model: divided by switchyard_judge_gradings_total{outcome=\"graded\"} it is the judged quality.",
+		}, []string{"route", "model"}),
+	}
+	return m, []prometheus.Collector{m.gradings, m.score}
+}
+
+// New builds the judge filter of a route.
+func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
+	args, err := policy.ParseJudgeArgs(ref)
+	if err != nil {
+		return nil, err
+	}
+	if deps.Policy == nil || deps.Route == nil {
+		return nil, errors.New("judge: built without its policy and route")
+	}
+	reference := args.Reference
+	if reference == "" {
+		m := deps.Policy.Strongest(func(*policy.Model) bool { return true })
+		if m == nil {
+			return nil, errors.New("judge: the policy has no chat model to answer the reference")
+		}
+		reference = m.Name
+	}
+	var key string
+	if deps.Secrets != nil {
+		if key, err = deps.Secrets.Resolve(args.APIKey); err != nil {
+			return nil, fmt.Errorf("judge: api_key: %w", err)
+		}
+		if key == "" {
+			return nil, fmt.Errorf("judge: api_key resolves to nothing (env %q, file %q)", args.APIKey.Env, args.APIKey.File)
+		}
+	}
+	base := args.GatewayURL
+	if base == "" {
+		base = "http://" + net.JoinHostPort(loopback(deps.Policy.Gateway.ListenHost), strconv.Itoa(deps.Policy.Gateway.ListenPort))
+	}
+	return &Filter{
+		args: args, reference: reference, key: key, url: strings.TrimRight(base, "/") + deps.Route.Path, route: deps.Route.Name,
+		cal: deps.Calibration, log: deps.Log(), metrics: collectors.For(deps.Metrics, newMetrics),
+		limiter: rate.NewLimiter(rate.Limit(float64(args.MaxPerMinute)/60), args.MaxPerMinute),
+		slots:   make(chan struct{}, maxGradings),
+		client:  &http.Client{Timeout: gradeTimeout},
+		draw:    rand.Float64,
+	}, nil
+}
+
+// loopback is where this node's own listener is reached.
+func loopback(host string) string {
+	switch host {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::":
+		return "::1"
+	}
+	return host
+}
+
+// Name implements [filters.Filter].
+func (*Filter) Name() string { return "judge" }
+
+// Uses implements [filters.Declarer].
+func (*Filter) Uses() []filters.Use {
+	return []filters.Use{
+		filters.Reads(filters.PhaseDone, filters.FieldSent),
+		filters.Reads(filters.PhaseDone, filters.FieldCached),
+	}
+}
+
+// RequestBody implements [filters.RequestBodyHook]: an auto-routed chat
+// request is drawn for grading with the route's sample rate. Requests
+// with tools or images are left out: the judge reads text.
+func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
+	c := x.Chat
+	if c == nil || x.Route == nil || c.Model != x.Route.Routing.AutoModel || c.UsesTools() || c.HasImages() || c.Choices() != 1 {
+		return nil
+	}
+	if f.draw() >= f.args.Sample {
+		return nil
+	}
+	f.pending.Store(x, &job{requestID: x.ID})
+	return nil
+}
+
+// ResponseChunk implements [filters.ResponseChunkHook]: a whole answer's
+// text is kept for its grading; a stream's is the text its client was
+// sent (Sent), read in Done.
+func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
+	if x.Response.Streaming || !c.EOS || x.Response.Status != http.StatusOK {
+		return nil
+	}
+	v, ok := f.pending.Load(x)
+	if !ok {
+		return nil
+	}
+	var answer openai.ChatCompletion
+	if json.Unmarshal(c.Data, &answer) == nil && len(answer.Choices) > 0 && answer.Choices[0].Message.Content != nil {
+		v.(*job).answer = *answer.Choices[0].Message.Content
+	}
+	return nil
+}
+
+// Done implements [filters.DoneHook]: a sampled answer that a model other
+// than the reference gave, and that its client received whole, is graded
+// in the background, within the route's rate and concurrency bounds.
+func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
+	v, ok := f.pending.LoadAndDelete(x)
+	if !ok || cause != nil || x.Response.Status != http.StatusOK || x.Cached.How != "" {
+		return
+	}
+	a := x.LastAttempt()
+	if a == nil || a.Target.Model == nil || a.Target.Model.Name == f.reference {
+		return
+	}
+	j := v.(*job)
+	if x.Response.Streaming {
+		if !x.Sent.Complete || x.Sent.ErrorType != "" {
+			return
+		}
+		j.answer = string(x.Sent.Text)
+	}
+	if j.answer == "" {
+		return
+	}
+	j.served = a.Target.Model.Name
+	if !f.limiter.Allow() {
+		f.metrics.gradings.WithLabelValues(f.route, j.served, "rate_limited").Inc()
+		return
+	}
+	select {
+	case f.slots <- struct{}{}:
+	default:
+		f.metrics.gradings.WithLabelValues(f.route, j.served, "busy").Inc()
+		return
+	}
+	ask := *x.Chat
+	ask.Model, ask.Stream, ask.StreamOptions, ask.User, ask.Metadata = f.reference, false, nil, "", nil
+	body, err := json.Marshal(&ask)
+	if err != nil {
+		<-f.slots
+		return
+	}
+	j.ask, j.conversation = body, x.Chat.Messages
+	go f.grade(j)
+}
+
+// grade asks the reference model for its answer, then the judge model for
+// its verdict, and hands the score to the route's calibrator.
+func (f *Filter) grade(j *job) {
+	outcome := "failed"
+	defer func() {
+		if p := recover(); p != nil {
+			f.log.Error("judge: grading panicked", "request_id", j.requestID, "route", f.route, "panic", fmt.Sprint(p))
+			outcome = "failed"
+		}
+		f.metrics.gradings.WithLabelValues(f.route, j.served, outcome).Inc()
+		<-f.slots
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), gradeTimeout)
+	defer cancel()
+	reference, err := f.complete(ctx, j.ask)
+	if err != nil {
+		f.log.Warn("judge: the reference answer failed", "request_id", j.requestID, "route", f.route, "model", f.reference, "error", err.Error())
+		return
+	}
+	tokens := verdictTokens
+	verdict, err := f.complete(ctx, mustJSON(&openai.ChatRequest{Model: f.args.Model, Messages: gradingMessages(j.conversation, reference, j.answer), MaxTokens: &tokens}))
+	if err != nil {
+		f.log.Warn("judge: the verdict failed", "request_id", j.requestID, "route", f.route, "model", f.args.Model, "error", err.Error())
+		return
+	}
+	score, ok := parseRating(verdict)
+	if !ok {
+		outcome = "no_verdict"
+		return
+	}
+	outcome = "graded"
+	f.metrics.score.WithLabelValues(f.route, j.served).Add(score)
+	if f.cal != nil {
+		f.cal.Rate(f.route, score)
+	}
+	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "model", j.served, "score", score)
+}
+
+func mustJSON(r *openai.ChatRequest) []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // plain structs: cannot happen
+	}
+	return b
+}
+
+// complete sends one chat completion through the gateway with the judge's
+// key and returns the answer's text. Its errors name the status and the
+// error code, never the key.
+func (f *Filter) complete(ctx context.Context, body []byte) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+f.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return "", errors.New("the gateway did not answer")
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
+	if err != nil || len(raw) > maxReply {
+		return "", fmt.Errorf("answer %d unreadable or over %d bytes", resp.StatusCode, maxReply)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error struct {
+				Type string `json:"type"`
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		return "", fmt.Errorf("answered %d %s %s", resp.StatusCode, e.Error.Type, e.Error.Code)
+	}
+	var c openai.ChatCompletion
+	if err := json.Unmarshal(raw, &c); err != nil || len(c.Choices) == 0 || c.Choices[0].Message.Content == nil {
+		return "", errors.New("answered 200 without a text answer")
+	}
+	return *c.Choices[0].Message.Content, nil
+}
+
+var (
+	_ filters.RequestBodyHook   = (*Filter)(nil)
+	_ filters.ResponseChunkHook = (*Filter)(nil)
+	_ filters.DoneHook          = (*Filter)(nil)
+)
