@@ -70,6 +70,7 @@ type Filter struct {
 // outlives it.
 type job struct {
 	requestID string
+	tenant    string // "" on a route without auth
 	served    string
 	// ask is the reference request's body; conversation the messages the
 	// judge reads.
@@ -89,12 +90,12 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 	m := &metrics{
 		gradings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_judge_gradings_total",
-			Help: "Sampled answers of auto routing's weaker models, by route, served model and outcome: graded, no_verdict (the judge's reply held no rating), failed (a call failed), rate_limited (past max_per_minute), busy (too many gradings at once).",
-		}, []string{"route", "model", "outcome"}),
+			Help: "Sampled answers of auto routing's weaker models, by route, tenant, served model and outcome: graded, no_verdict (the judge's reply held no rating), failed (a call failed), rate_limited (past max_per_minute), busy (too many gradings at once).",
+		}, []string{"route", "tenant", "model", "outcome"}),
 		score: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_judge_score_total",
-			Help: "Sum of the judge's scores (0..1) of graded answers, by route and served model: divided by switchyard_judge_gradings_total{outcome=\"graded\"} it is the judged quality.",
-		}, []string{"route", "model"}),
+			Help: "Sum of the judge's scores (0..1) of graded answers, by route, tenant and served model: divided by switchyard_judge_gradings_total{outcome=\"graded\"} it is the judged quality.",
+		}, []string{"route", "tenant", "model"}),
 	}
 	return m, []prometheus.Collector{m.gradings, m.score}
 }
@@ -172,7 +173,11 @@ func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
 	if f.draw() >= f.args.Sample {
 		return nil
 	}
-	f.pending.Store(x, &job{requestID: x.ID})
+	j := &job{requestID: x.ID}
+	if x.Caller.Tenant != nil {
+		j.tenant = x.Caller.Tenant.Name
+	}
+	f.pending.Store(x, j)
 	return nil
 }
 
@@ -218,13 +223,13 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	}
 	j.served = a.Target.Model.Name
 	if !f.limiter.Allow() {
-		f.metrics.gradings.WithLabelValues(f.route, j.served, "rate_limited").Inc()
+		f.metrics.gradings.WithLabelValues(f.route, j.tenant, j.served, "rate_limited").Inc()
 		return
 	}
 	select {
 	case f.slots <- struct{}{}:
 	default:
-		f.metrics.gradings.WithLabelValues(f.route, j.served, "busy").Inc()
+		f.metrics.gradings.WithLabelValues(f.route, j.tenant, j.served, "busy").Inc()
 		return
 	}
 	ask := *x.Chat
@@ -247,7 +252,7 @@ func (f *Filter) grade(j *job) {
 			f.log.Error("judge: grading panicked", "request_id", j.requestID, "route", f.route, "panic", fmt.Sprint(p))
 			outcome = "failed"
 		}
-		f.metrics.gradings.WithLabelValues(f.route, j.served, outcome).Inc()
+		f.metrics.gradings.WithLabelValues(f.route, j.tenant, j.served, outcome).Inc()
 		<-f.slots
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), gradeTimeout)
@@ -269,11 +274,11 @@ func (f *Filter) grade(j *job) {
 		return
 	}
 	outcome = "graded"
-	f.metrics.score.WithLabelValues(f.route, j.served).Add(score)
+	f.metrics.score.WithLabelValues(f.route, j.tenant, j.served).Add(score)
 	if f.cal != nil {
 		f.cal.Rate(f.route, score)
 	}
-	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "model", j.served, "score", score)
+	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "tenant", j.tenant, "model", j.served, "score", score)
 }
 
 func mustJSON(r *openai.ChatRequest) []byte {

@@ -118,7 +118,8 @@ func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) 
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	x := &filters.Exchange{ID: "req-1", Policy: r.p, Route: r.p.Routes[0], Chat: chat, Plan: []filters.Target{{Model: r.p.Model(served)}}}
+	x := &filters.Exchange{ID: "req-1", Policy: r.p, Route: r.p.Routes[0], Chat: chat, Plan: []filters.Target{{Model: r.p.Model(served)}},
+		Caller: filters.Caller{Tenant: &policy.Tenant{Name: "acme"}}}
 	ctx := context.Background()
 	if err := r.f.RequestBody(ctx, x); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func (r *rig) outcomes(t *testing.T, served string) map[string]float64 {
 	}
 	got := map[string]float64{}
 	for _, o := range []string{"graded", "no_verdict", "failed", "rate_limited", "busy"} {
-		if n := testutil.ToFloat64(r.f.metrics.gradings.WithLabelValues("chat", served, o)); n > 0 {
+		if n := testutil.ToFloat64(r.f.metrics.gradings.WithLabelValues("chat", "acme", served, o)); n > 0 {
 			got[o] = n
 		}
 	}
@@ -170,7 +171,7 @@ func TestGradesAWeakAnswer(t *testing.T) {
 		if got := r.outcomes(t, "weak"); got["graded"] != 1 || len(got) != 1 {
 			t.Fatalf("stream %v: outcomes %v, want one graded", stream, got)
 		}
-		if s := testutil.ToFloat64(r.f.metrics.score.WithLabelValues("chat", "weak")); !near(s, 7.0/9) {
+		if s := testutil.ToFloat64(r.f.metrics.score.WithLabelValues("chat", "acme", "weak")); !near(s, 7.0/9) {
 			t.Errorf("score %v, want 7/9 (Rating: 8)", s)
 		}
 		calls, auth := r.gw.seen()
