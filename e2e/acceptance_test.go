@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,10 +29,12 @@ import (
 
 // Keys of the tenants the acceptance run adds to configs/local: tight's
 // token bucket holds two requests and refills once every ten seconds;
-// broke's daily budget ($0.0001) covers no request's worst case.
+// broke's daily budget ($0.0001) covers no request's worst case; the
+// chat route's judge calls with judge's.
 const (
 	tightKey = "sk-test-tight"
 	brokeKey = "sk-test-broke"
+	judgeKey = "sk-test-judge"
 )
 
 func sha(s string) string {
@@ -47,6 +50,8 @@ var acceptanceTenants = `tenants:
   - name: broke
     budget_usd: {daily: 0.0001, monthly: 1}
     keys: [{name: broke-key, sha256: ` + sha(brokeKey) + `}]
+  - name: judge
+    keys: [{name: judge-key, sha256: ` + sha(judgeKey) + `}]
 `
 
 // sent is one request of the run as the client saw it.
@@ -90,9 +95,13 @@ func acceptance(t *testing.T) *acceptanceRun {
 		}
 		// The chat route caches deterministic answers, for the response
 		// cache's panels; the script's other requests are not deterministic.
+		// Its judge grades every answer auto routing gave a weaker model,
+		// for the judged-quality panel.
+		routes := strings.Replace(cachedRoutes(t, "5m", ""), "translate, usage]",
+			"translate, usage, {name: judge, args: {model: gpt-4o, sample: 1, api_key: {env: SWITCHYARD_JUDGE_KEY}}}]", 1)
 		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
-			"acceptance.yaml": acceptanceTenants, "routes.yaml": cachedRoutes(t, "5m", ""),
-		}})
+			"acceptance.yaml": acceptanceTenants, "routes.yaml": routes,
+		}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + judgeKey}})
 		if err != nil {
 			t.Fatalf("starting the gateway: %v", err)
 		}
@@ -182,9 +191,20 @@ func (r *acceptanceRun) traffic(t *testing.T) {
 	}
 	r.send(t, "embedding", demoKey, "/v1/embeddings", `{"model":"text-embedding-3-small","input":"hello"}`, false)
 	// The dashboard's auto-routing panels: a request the router chose
-	// the model of, and the app's rating of its answer.
-	auto := r.send(t, "auto", demoKey, chat, chatBody("auto", false, ""), false)
+	// the model of, the app's rating of its answer, and the judge's
+	// (the simulated gpt-4o says "Rating: 9" when the conversation holds
+	// [[rate 9]]). The grading's two calls are over before the faults
+	// below, which would move them.
+	auto := r.send(t, "auto", demoKey, chat, `{"model":"auto","messages":[{"role":"user","content":"tell me about the gateway [[rate 9]]"}]}`, false)
 	r.rate(t, auto)
+	if err := eventually(20*time.Second, func() error {
+		if n, _ := harness.MetricSum(r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_gradings_total", `route="chat"`); n < 1 {
+			return errNotYet
+		}
+		return nil
+	}); err != nil {
+		t.Fatal("the judge never graded the auto-routed answer")
+	}
 	// The response cache's panels: an answer, then its repeat from the
 	// cache (the answer is stored once its exchange is done, a moment
 	// after the client has it: a repeat sent sooner is a miss too).
@@ -250,6 +270,33 @@ func TestAcceptance(t *testing.T) {
 	r := acceptance(t)
 	rows := ledgerRecords(t, r.s)
 
+	judged := 0
+	for _, row := range rows {
+		if row.Tenant == "judge" {
+			judged++
+		}
+	}
+	t.Run("the judge's two calls are its key's rows", func(t *testing.T) {
+		var models []string
+		for _, row := range rows {
+			if row.Tenant == "judge" {
+				models = append(models, row.ServedModel)
+				if row.Status != 200 || row.CostMicros == 0 || row.KeyName != "judge-key" {
+					t.Errorf("judge row %+v, want a served, priced request of judge-key", row)
+				}
+			}
+		}
+		slices.Sort(models)
+		if !slices.Equal(models, []string{"claude-3-5-sonnet", "gpt-4o"}) {
+			t.Errorf("judge rows served by %v, want the reference (claude-3-5-sonnet, the strongest) and the verdict (gpt-4o)", models)
+		}
+		graded := metricSum(t, r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_gradings_total", `route="chat"`, `outcome="graded"`)
+		score := metricSum(t, r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_score_total", `route="chat"`)
+		if graded != 1 || math.Abs(score-8.0/9) > 1e-9 {
+			t.Errorf("judge: %v graded, score %v; want 1 graded at 8/9 (Rating: 9)", graded, score)
+		}
+	})
+
 	t.Run("every authenticated request is in the ledger as the client saw it", func(t *testing.T) {
 		wantStatus := map[string]int{"bad key": 401, "unknown model": 404, "tight 2": 429, "tight 3": 429, "over budget": 429}
 		anonymous := 0
@@ -289,8 +336,8 @@ func TestAcceptance(t *testing.T) {
 				t.Errorf("%s: refused row %+v costs %d, error type %q", snt.what, row, row.CostMicros, row.ErrorType)
 			}
 		}
-		if len(rows) != len(r.sent)-anonymous {
-			t.Errorf("ledger holds %d rows, the client sent %d requests with a key", len(rows), len(r.sent)-anonymous)
+		if len(rows)-judged != len(r.sent)-anonymous {
+			t.Errorf("ledger holds %d rows besides the judge's %d, the client sent %d requests with a key", len(rows)-judged, judged, len(r.sent)-anonymous)
 		}
 		fb := rows[r.fallback]
 		if fb.ServedModel != "claude-3-5-haiku" || fb.Attempts != 2 || len(fb.FallbackReasons) != 1 || fb.FallbackReasons[0] != "openai/gpt-4o-mini: 503" {
