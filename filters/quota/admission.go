@@ -108,7 +108,7 @@ func scopes(x *filters.Exchange) []scope {
 // keyScope is the key's name as the store knows it. Policy key names are
 // free text; one the store could not hold is named by its hash instead.
 func keyScope(k *policy.Key) string {
-	if safeID.MatchString(k.Name) {
+	if safeID(k.Name) {
 		return k.Name
 	}
 	return fmt.Sprintf("sha-%x", k.Hash[:8])

@@ -612,3 +612,26 @@ func TestGovernorFollowsAdmissions(t *testing.T) {
 
 // errClientGone stands for the server's Done cause when the client left.
 var errClientGone = errors.New("the request ended before its response completed")
+
+// TestSafeID: what may stand in a store key as it is; anything else is
+// hashed (key names) or left out (request IDs).
+func TestSafeID(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{"6f1c9a2e-0b1d-4c3e-9f7a-1234567890ab", true},
+		{"web.key_1", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"", false},
+		{"a:b", false},
+		{"a b", false},
+		{"{tenant}", false},
+		{"é", false},
+	} {
+		if got := safeID(tt.s); got != tt.want {
+			t.Errorf("safeID(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}
