@@ -38,7 +38,7 @@ tenants:
   - {name: spy, audit: {capture_prompts: true}}
 `
 
-func testPolicyCompiled(t *testing.T) *policy.Policy {
+func testPolicyCompiled(t testing.TB) *policy.Policy {
 	t.Helper()
 	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
 	if err != nil {
@@ -47,7 +47,7 @@ func testPolicyCompiled(t *testing.T) *policy.Policy {
 	return p
 }
 
-func tenant(t *testing.T, p *policy.Policy, name string) *policy.Tenant {
+func tenant(t testing.TB, p *policy.Policy, name string) *policy.Tenant {
 	t.Helper()
 	for _, tn := range p.Tenants {
 		if tn.Name == name {
@@ -62,7 +62,7 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // exchange is a chat request of tenant acme, app web, that the router
 // planned as gpt then claude.
-func exchange(t *testing.T, p *policy.Policy, body string) *filters.Exchange {
+func exchange(t testing.TB, p *policy.Policy, body string) *filters.Exchange {
 	t.Helper()
 	chat, err := openai.ParseChatRequest([]byte(body))
 	if err != nil {

@@ -3,6 +3,7 @@ package usage
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -42,6 +43,52 @@ type metrics struct {
 	tokenUsage *prometheus.HistogramVec
 	duration   *prometheus.HistogramVec
 	firstToken *prometheus.HistogramVec
+
+	// bound holds the series each request touches, by their labels: one
+	// map lookup instead of ten label lookups (each validates, hashes and
+	// finds its values) per request.
+	bound sync.Map // seriesKey → *series
+}
+
+// seriesKey is what labels a request's common series: its count, its
+// tokens and cost, its GenAI histograms; ttft and usage say which of those
+// it has.
+type seriesKey struct {
+	tenant, app, model, provider                    string
+	status                                          int
+	errorType, op, genAIProvider, requested, served string
+	ttft, usage                                     bool
+}
+
+// series are one seriesKey's children; nil where the key has none.
+type series struct {
+	requests                                prometheus.Counter
+	duration, firstToken, usageIn, usageOut prometheus.Observer
+	tokensIn, tokensOut, tokensCached, cost prometheus.Counter
+}
+
+func (m *metrics) seriesOf(k seriesKey) *series {
+	if s, ok := m.bound.Load(k); ok {
+		return s.(*series)
+	}
+	s := &series{requests: m.requests.WithLabelValues(k.tenant, k.app, k.model, k.provider, strconv.Itoa(k.status))}
+	if k.op != "" {
+		g := []string{k.op, k.genAIProvider, k.requested, k.served, k.tenant, k.app, k.provider}
+		s.duration = m.duration.WithLabelValues(append([]string{k.errorType}, g...)...)
+		if k.ttft {
+			s.firstToken = m.firstToken.WithLabelValues(g...)
+		}
+		if k.usage {
+			s.usageIn = m.tokenUsage.WithLabelValues(append([]string{"input"}, g...)...)
+			s.usageOut = m.tokenUsage.WithLabelValues(append([]string{"output"}, g...)...)
+			s.tokensIn = m.tokens.WithLabelValues(k.tenant, k.app, k.model, k.provider, "input")
+			s.tokensOut = m.tokens.WithLabelValues(k.tenant, k.app, k.model, k.provider, "output")
+			s.tokensCached = m.tokens.WithLabelValues(k.tenant, k.app, k.model, k.provider, "cached")
+			s.cost = m.cost.WithLabelValues(k.tenant, k.app, k.model, k.provider)
+		}
+	}
+	v, _ := m.bound.LoadOrStore(k, s)
+	return v.(*series)
 }
 
 var collectors filters.Collectors[*metrics]
@@ -100,7 +147,6 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	model := metricModel(x.Policy, r)
-	m.requests.WithLabelValues(r.Tenant, r.App, model, r.Provider, strconv.Itoa(r.Status)).Inc()
 	for _, f := range failures(x) {
 		if f.n < r.Attempts {
 			reason := f.reason
@@ -117,28 +163,33 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	if x.Routing.Split != "" {
 		m.split.WithLabelValues(r.Route, x.Routing.Split, r.ServedModel).Inc()
 	}
-	op := operation(x)
-	if op == "" {
-		return // no model API was reached: nothing GenAI to tell
+	k := seriesKey{tenant: r.Tenant, app: r.App, model: model, provider: r.Provider, status: r.Status}
+	// No model API reached (op ""): nothing GenAI to tell.
+	if k.op = operation(x); k.op != "" {
+		k.errorType, k.genAIProvider, k.served = r.ErrorType, providerName(x), r.ServedModel
+		if x.Policy != nil && x.Policy.Model(r.RequestedModel) != nil {
+			k.requested = r.RequestedModel
+		}
+		k.ttft, k.usage = r.TimeToFirstToken > 0 && r.ErrorType == "", x.Usage.Known
 	}
-	requested := ""
-	if x.Policy != nil && x.Policy.Model(r.RequestedModel) != nil {
-		requested = r.RequestedModel
-	}
-	g := []string{op, providerName(x), requested, r.ServedModel, r.Tenant, r.App, r.Provider}
-	m.duration.WithLabelValues(append([]string{r.ErrorType}, g...)...).Observe(r.Latency.Seconds())
-	if r.TimeToFirstToken > 0 && r.ErrorType == "" {
-		m.firstToken.WithLabelValues(g...).Observe(r.TimeToFirstToken.Seconds())
-	}
-	if !x.Usage.Known {
+	s := m.seriesOf(k)
+	s.requests.Inc()
+	if k.op == "" {
 		return
 	}
-	m.tokenUsage.WithLabelValues(append([]string{"input"}, g...)...).Observe(float64(r.InputTokens))
-	m.tokenUsage.WithLabelValues(append([]string{"output"}, g...)...).Observe(float64(r.OutputTokens))
-	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "input").Add(float64(r.InputTokens))
-	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "output").Add(float64(r.OutputTokens))
-	m.tokens.WithLabelValues(r.Tenant, r.App, model, r.Provider, "cached").Add(float64(r.CachedTokens))
-	m.cost.WithLabelValues(r.Tenant, r.App, model, r.Provider).Add(float64(r.CostMicros))
+	s.duration.Observe(r.Latency.Seconds())
+	if k.ttft {
+		s.firstToken.Observe(r.TimeToFirstToken.Seconds())
+	}
+	if !k.usage {
+		return
+	}
+	s.usageIn.Observe(float64(r.InputTokens))
+	s.usageOut.Observe(float64(r.OutputTokens))
+	s.tokensIn.Add(float64(r.InputTokens))
+	s.tokensOut.Add(float64(r.OutputTokens))
+	s.tokensCached.Add(float64(r.CachedTokens))
+	s.cost.Add(float64(r.CostMicros))
 	if r.UsageEstimated {
 		m.estimated.WithLabelValues(r.Tenant, model).Inc()
 	}
