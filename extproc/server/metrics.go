@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -15,6 +16,8 @@ type phaseMetrics struct {
 	panics *prometheus.CounterVec
 	// shed counts the requests refused at capacity, by bound.
 	shed *prometheus.CounterVec
+	// bound holds duration's series of each stream's phases.
+	bound [numPhases][2]boundPhase
 }
 
 func newPhaseMetrics() *phaseMetrics {
@@ -53,31 +56,65 @@ func (m *phaseMetrics) Collect(ch chan<- prometheus.Metric) {
 // observe records the time spent on one message of the request stream, or
 // of an attempt's stream.
 func (m *phaseMetrics) observe(req *extprocv3.ProcessingRequest, attempt bool, took time.Duration) {
-	phase := phaseOf(req)
+	stream := 0
 	if attempt {
-		phase = "attempt_" + phase
+		stream = 1
 	}
-	m.observePhase(phase, took)
+	phase := phaseOf(req)
+	b := &m.bound[phase][stream]
+	// Bound on first use, so a phase no request has is no series: the
+	// label lookup (validated, hashed) is not paid on every message.
+	b.once.Do(func() { b.obs = m.duration.WithLabelValues(phaseNames[stream][phase]) })
+	b.obs.Observe(took.Seconds())
 }
 
+// observePhase records a phase outside the two streams' messages.
 func (m *phaseMetrics) observePhase(phase string, took time.Duration) {
 	m.duration.WithLabelValues(phase).Observe(took.Seconds())
 }
 
-func phaseOf(req *extprocv3.ProcessingRequest) string {
+// The phases of a message, as phaseOf numbers them.
+const (
+	phaseRequestHeaders = iota
+	phaseRequestBody
+	phaseResponseHeaders
+	phaseResponseBody
+	phaseRequestTrailers
+	phaseResponseTrailers
+	phaseOther
+	numPhases
+)
+
+// phaseNames are the phase labels of the request stream's messages [0]
+// and of an attempt's [1].
+var phaseNames = func() (n [2][numPhases]string) {
+	n[0] = [numPhases]string{"request_headers", "request_body", "response_headers", "response_body", "request_trailers", "response_trailers", "other"}
+	for i, name := range n[0] {
+		n[1][i] = "attempt_" + name
+	}
+	return n
+}()
+
+// boundPhase is one phase's histogram, bound once.
+type boundPhase struct {
+	once sync.Once
+	obs  prometheus.Observer
+}
+
+func phaseOf(req *extprocv3.ProcessingRequest) int {
 	switch req.Request.(type) {
 	case *extprocv3.ProcessingRequest_RequestHeaders:
-		return "request_headers"
+		return phaseRequestHeaders
 	case *extprocv3.ProcessingRequest_RequestBody:
-		return "request_body"
+		return phaseRequestBody
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
-		return "response_headers"
+		return phaseResponseHeaders
 	case *extprocv3.ProcessingRequest_ResponseBody:
-		return "response_body"
+		return phaseResponseBody
 	case *extprocv3.ProcessingRequest_RequestTrailers:
-		return "request_trailers"
+		return phaseRequestTrailers
 	case *extprocv3.ProcessingRequest_ResponseTrailers:
-		return "response_trailers"
+		return phaseResponseTrailers
 	}
-	return "other"
+	return phaseOther
 }
