@@ -295,6 +295,27 @@ func TestAcceptance(t *testing.T) {
 		if graded != 1 || math.Abs(score-8.0/9) > 1e-9 {
 			t.Errorf("judge: %v graded, score %v; want 1 graded at 8/9 (Rating: 9)", graded, score)
 		}
+		// The verdict is in the usage API beside the app's thumbs up.
+		req, _ := http.NewRequest(http.MethodGet, r.s.URL+"/v1/usage/quality", nil)
+		req.Header.Set("Authorization", "Bearer "+demoKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var q report.QualityReport
+		if err := json.NewDecoder(resp.Body).Decode(&q); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/v1/usage/quality: %d %v", resp.StatusCode, err)
+		}
+		var judgedRows []ledger.Quality
+		for _, row := range q.Data {
+			if row.Judged > 0 {
+				judgedRows = append(judgedRows, row.Quality)
+			}
+		}
+		if len(judgedRows) != 1 || judgedRows[0].Route != "chat" || judgedRows[0].Judged != 1 || math.Abs(judgedRows[0].MeanJudged-8.0/9) > 1e-9 || judgedRows[0].Ratings != 1 {
+			t.Errorf("/v1/usage/quality rows with a verdict %+v, want chat's one at 8/9 beside its one rating", judgedRows)
+		}
 	})
 
 	t.Run("every authenticated request is in the ledger as the client saw it", func(t *testing.T) {

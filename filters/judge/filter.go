@@ -29,6 +29,7 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/calibration"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 func init() { filters.Register("judge", New) }
@@ -54,6 +55,7 @@ type Filter struct {
 	url       string // the route on the gateway's listener
 	route     string
 	cal       *calibration.Calibrator
+	ledger    ledger.Ledger // nil: verdicts are not recorded
 	log       *slog.Logger
 	metrics   *metrics
 	limiter   *rate.Limiter
@@ -132,7 +134,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	}
 	return &Filter{
 		args: args, reference: reference, key: key, url: strings.TrimRight(base, "/") + deps.Route.Path, route: deps.Route.Name,
-		cal: deps.Calibration, log: deps.Log(), metrics: collectors.For(deps.Metrics, newMetrics),
+		cal: deps.Calibration, ledger: deps.Usage, log: deps.Log(), metrics: collectors.For(deps.Metrics, newMetrics),
 		limiter: rate.NewLimiter(rate.Limit(float64(args.MaxPerMinute)/60), args.MaxPerMinute),
 		slots:   make(chan struct{}, maxGradings),
 		client:  &http.Client{Timeout: gradeTimeout},
@@ -277,6 +279,13 @@ func (f *Filter) grade(j *job) {
 	f.metrics.score.WithLabelValues(f.route, j.tenant, j.served).Add(score)
 	if f.cal != nil {
 		f.cal.Rate(f.route, score)
+	}
+	if f.ledger != nil {
+		// Kept apart from the app's rating of the same answer; a ledger
+		// that cannot take it loses the record, not the verdict.
+		if err := f.ledger.Rate(ctx, ledger.Rating{RequestID: j.requestID, Score: score, Time: time.Now(), Judged: true}); err != nil {
+			f.log.Warn("judge: the verdict was not recorded", "request_id", j.requestID, "route", f.route, "error", err.Error())
+		}
 	}
 	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "tenant", j.tenant, "model", j.served, "score", score)
 }

@@ -19,9 +19,30 @@ import (
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/ledger"
 )
 
 const testKey = "sk-judge-secret"
+
+// ratings is the ledger's part the judge uses: its verdicts.
+type ratings struct {
+	ledger.Ledger
+	mu  sync.Mutex
+	got []ledger.Rating
+}
+
+func (r *ratings) Rate(_ context.Context, x ledger.Rating) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, x)
+	return nil
+}
+
+func (r *ratings) seen() []ledger.Rating {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ledger.Rating(nil), r.got...)
+}
 
 type keySource struct{}
 
@@ -87,10 +108,11 @@ routes:
 }
 
 type rig struct {
-	f   *Filter
-	p   *policy.Policy
-	gw  *gateway
-	log *bytes.Buffer
+	f      *Filter
+	p      *policy.Policy
+	gw     *gateway
+	log    *bytes.Buffer
+	ledger *ratings
 }
 
 func newRig(t *testing.T, args string) *rig {
@@ -100,14 +122,15 @@ func newRig(t *testing.T, args string) *rig {
 	t.Cleanup(srv.Close)
 	p := testPolicy(t, strings.Replace(args, "URL", srv.URL, 1))
 	var log bytes.Buffer
-	ff, err := New(p.Routes[0].Filters[4], filters.Deps{Policy: p, Route: p.Routes[0], Secrets: keySource{},
+	l := &ratings{}
+	ff, err := New(p.Routes[0].Filters[4], filters.Deps{Policy: p, Route: p.Routes[0], Secrets: keySource{}, Usage: l,
 		Metrics: prometheus.NewRegistry(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := ff.(*Filter)
 	f.draw = func() float64 { return 0 }
-	return &rig{f: f, p: p, gw: gw, log: &log}
+	return &rig{f: f, p: p, gw: gw, log: &log, ledger: l}
 }
 
 // serve runs one exchange through the filter's hooks: body asked, the
@@ -173,6 +196,9 @@ func TestGradesAWeakAnswer(t *testing.T) {
 		}
 		if s := testutil.ToFloat64(r.f.metrics.score.WithLabelValues("chat", "acme", "weak")); !near(s, 7.0/9) {
 			t.Errorf("score %v, want 7/9 (Rating: 8)", s)
+		}
+		if got := r.ledger.seen(); len(got) != 1 || got[0].RequestID != "req-1" || !got[0].Judged || !near(got[0].Score, 7.0/9) {
+			t.Errorf("ledger ratings %+v, want the judge's 7/9 of req-1", got)
 		}
 		calls, auth := r.gw.seen()
 		if len(calls) != 2 {

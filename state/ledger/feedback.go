@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
-// Rating is an app's verdict on one answer (POST /v1/feedback).
+// Rating is an app's verdict on one answer (POST /v1/feedback), or the
+// judge filter's.
 type Rating struct {
 	RequestID string
 	// Score is 0 (useless) to 1 (perfect); a thumbs up is 1, down 0.
 	Score float64
 	Time  time.Time
+	// Judged marks the judge's verdict, kept apart from the app's.
+	Judged bool
 }
 
 // Quality is the delivered quality and the savings of one route, tenant
@@ -33,6 +36,10 @@ type Quality struct {
 	// scores (0 without ratings).
 	Ratings   int64   `json:"ratings"`
 	MeanScore float64 `json:"mean_score"`
+	// Judged counts the requests the judge graded and MeanJudged averages
+	// its scores (0 without any).
+	Judged     int64   `json:"judged"`
+	MeanJudged float64 `json:"mean_judged_score"`
 }
 
 // SavedMicros is what auto routing saved against sending every auto
@@ -46,7 +53,11 @@ func (db *DB) Rate(ctx context.Context, r Rating) error {
 	if r.RequestID == "" || math.IsNaN(r.Score) || r.Score < 0 || r.Score > 1 {
 		return errBadRating
 	}
-	q := "INSERT INTO feedback (request_id, score, rated_at) VALUES (" + db.d.param(1) + ", " + db.d.param(2) + ", " + db.d.param(3) +
+	table := "feedback"
+	if r.Judged {
+		table = "judgements"
+	}
+	q := "INSERT INTO " + table + " (request_id, score, rated_at) VALUES (" + db.d.param(1) + ", " + db.d.param(2) + ", " + db.d.param(3) +
 		") ON CONFLICT (request_id) DO UPDATE SET score = excluded.score, rated_at = excluded.rated_at"
 	_, err := db.db.ExecContext(ctx, q, cleanText(r.RequestID), r.Score, db.d.timeValue(r.Time.UTC().Truncate(time.Microsecond)))
 	return db.classify(err)
@@ -59,8 +70,9 @@ func (db *DB) Quality(ctx context.Context, f Filter) ([]Quality, error) {
 	CAST(COALESCE(SUM(CASE WHEN u.strong_cost_micro_usd > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
 	CAST(COALESCE(SUM(CASE WHEN u.strong_cost_micro_usd > 0 THEN u.cost_micro_usd ELSE 0 END), 0) AS BIGINT),
 	CAST(COALESCE(SUM(u.strong_cost_micro_usd), 0) AS BIGINT),
-	COUNT(f.request_id), COALESCE(AVG(f.score), 0)
+	COUNT(f.request_id), COALESCE(AVG(f.score), 0), COUNT(j.request_id), COALESCE(AVG(j.score), 0)
 FROM (SELECT * FROM usage_records` + where + `) u LEFT JOIN feedback f ON f.request_id = u.request_id
+	LEFT JOIN judgements j ON j.request_id = u.request_id
 GROUP BY u.route, u.tenant, u.model ORDER BY u.route, u.tenant, u.model`
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -70,7 +82,7 @@ GROUP BY u.route, u.tenant, u.model ORDER BY u.route, u.tenant, u.model`
 	out := []Quality{}
 	for rows.Next() {
 		var r Quality
-		if err := rows.Scan(&r.Route, &r.Tenant, &r.Model, &r.Requests, &r.Auto, &r.AutoCostMicros, &r.StrongCostMicros, &r.Ratings, &r.MeanScore); err != nil {
+		if err := rows.Scan(&r.Route, &r.Tenant, &r.Model, &r.Requests, &r.Auto, &r.AutoCostMicros, &r.StrongCostMicros, &r.Ratings, &r.MeanScore, &r.Judged, &r.MeanJudged); err != nil {
 			return nil, fmt.Errorf("ledger: quality: %w", err)
 		}
 		out = append(out, r)

@@ -9,7 +9,8 @@ import (
 )
 
 // TestRatingsAndQuality: ratings join their requests; a second rating of
-// a request replaces the first; auto requests' cost is summed against the
+// a request replaces the first; the judge's verdicts are counted apart
+// from the apps' ratings; auto requests' cost is summed against the
 // strongest model's, per route, tenant and model.
 func TestRatingsAndQuality(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, _ engine, cfg Config) {
@@ -29,6 +30,9 @@ func TestRatingsAndQuality(t *testing.T) {
 			{RequestID: "a1", Score: 1, Time: t0.Add(1)}, // replaces the first
 			{RequestID: "a2", Score: 0.5, Time: t0},
 			{RequestID: "n1", Score: 0, Time: t0},
+			{RequestID: "a1", Score: 0.25, Time: t0, Judged: true}, // the judge's, beside the app's
+			{RequestID: "a2", Score: 0.75, Time: t0, Judged: true},
+			{RequestID: "a2", Score: 0.5, Time: t0.Add(1), Judged: true}, // replaces the judge's first
 		} {
 			if err := db.Rate(t.Context(), r); err != nil {
 				t.Fatal(err)
@@ -45,7 +49,7 @@ func TestRatingsAndQuality(t *testing.T) {
 		}
 		want := []Quality{
 			{Route: "chat", Tenant: "acme", Model: "big", Requests: 1, Auto: 1, AutoCostMicros: 3000, StrongCostMicros: 3000},
-			{Route: "chat", Tenant: "acme", Model: "mini", Requests: 3, Auto: 2, AutoCostMicros: 300, StrongCostMicros: 4000, Ratings: 3, MeanScore: 0.5},
+			{Route: "chat", Tenant: "acme", Model: "mini", Requests: 3, Auto: 2, AutoCostMicros: 300, StrongCostMicros: 4000, Ratings: 3, MeanScore: 0.5, Judged: 2, MeanJudged: 0.375},
 		}
 		if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
 			t.Errorf("acme's quality (-want +got):\n%s", d)
