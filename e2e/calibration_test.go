@@ -45,6 +45,9 @@ func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Closed unread, the connection is not kept: each request opens
+		// its own, which the shared port (SO_REUSEPORT) spreads over both
+		// replicas, so that each calibrates on what the other routed.
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d", i, resp.StatusCode)
@@ -76,30 +79,74 @@ func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestFeedbackMovesTheStrongShare: thumbs down on the answers an auto
-// route's weaker model gave, posted through either replica, raise the
-// route's strong share on both (routing.auto.adjust), within its bounds.
-func TestFeedbackMovesTheStrongShare(t *testing.T) {
-	t.Parallel()
+// postDemo posts body to path with demo's key and reads the answer.
+func postDemo(t *testing.T, s *harness.Stack, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+demoKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// adjustedRoutes is configs/local's routes with the auto route appended,
+// its strong share adjusted within [0.2, 0.5] to a quality bar of 0.9, and
+// more filters after usage on it.
+func adjustedRoutes(t *testing.T, more string) string {
+	t.Helper()
 	root, _ := harness.ModuleRoot()
 	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	adjusted := strings.Replace(autoRoute, "min_samples: 10}", "min_samples: 10, adjust: {min: 0.2, max: 0.5, quality_bar: 0.9}}", 1)
-	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": string(routes) + adjusted}})
-	post := func(path, body string) (*http.Response, []byte) {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+demoKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	adjusted = strings.Replace(adjusted, "translate, usage]", "translate, usage"+more+"]", 1)
+	return string(routes) + adjusted
+}
+
+// awaitStrongShare waits until the auto route's strong share is above
+// the asked 0.3 on every replica, within the policy's max 0.5; evidence
+// says what should have moved it.
+func awaitStrongShare(t *testing.T, s *harness.Stack, evidence string) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		var got []float64
+		above := true
+		for _, r := range s.Replicas {
+			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, above = append(got, v), above && v > 0.3
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
+		if above {
+			for _, v := range got {
+				if v > 0.5 {
+					t.Errorf("strong share per replica %v past the policy's max 0.5", got)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("strong share per replica %v, want each above the asked 0.3 after %s", got, evidence)
+		}
+		time.Sleep(time.Second)
 	}
+}
+
+// TestFeedbackMovesTheStrongShare: thumbs down on the answers an auto
+// route's weaker model gave, posted through either replica, raise the
+// route's strong share on both (routing.auto.adjust), within its bounds.
+func TestFeedbackMovesTheStrongShare(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": adjustedRoutes(t, "")}})
+	post := func(path, body string) (*http.Response, []byte) { return postDemo(t, s, path, body) }
 	var ids []string
 	for i := range 30 {
 		resp, b := post("/v1/auto/chat/completions", fmt.Sprintf(`{"model":"auto","messages":[{"role":"user","content":"hi %d"}]}`, i))
@@ -120,27 +167,7 @@ func TestFeedbackMovesTheStrongShare(t *testing.T) {
 			t.Fatalf("rating %s never accepted", id)
 		}
 	}
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		var got []float64
-		for _, r := range s.Replicas {
-			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, v)
-		}
-		if got[0] > 0.3 && got[1] > 0.3 {
-			if got[0] > 0.5 || got[1] > 0.5 {
-				t.Errorf("strong share %v past the policy's max 0.5", got)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("strong share per replica %v, want both above the asked 0.3 after 30 thumbs down on weak answers", got)
-		}
-		time.Sleep(time.Second)
-	}
+	awaitStrongShare(t, s, "30 thumbs down on weak answers")
 }
 
 // TestJudgeMovesTheStrongShare: with no app rating anything, the judge
@@ -150,30 +177,14 @@ func TestFeedbackMovesTheStrongShare(t *testing.T) {
 // route's strong share within the policy's max.
 func TestJudgeMovesTheStrongShare(t *testing.T) {
 	t.Parallel()
-	root, _ := harness.ModuleRoot()
-	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	judged := strings.Replace(autoRoute, "min_samples: 10}", "min_samples: 10, adjust: {min: 0.2, max: 0.5, quality_bar: 0.9}}", 1)
-	judged = strings.Replace(judged, "filters: [auth, router, quota, translate, usage]",
-		"filters: [auth, router, quota, translate, usage, {name: judge, args: {model: gpt-4o, sample: 1, max_per_minute: 120, api_key: {env: SWITCHYARD_JUDGE_KEY}}}]", 1)
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": string(routes) + judged}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + demoKey}})
+	routes := adjustedRoutes(t, ", {name: judge, args: {model: gpt-4o, sample: 1, max_per_minute: 120, api_key: {env: SWITCHYARD_JUDGE_KEY}}}")
+	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": routes}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + demoKey}})
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
 	// The simulators answer a conversation holding [[rate 1]] with
 	// "Rating: 1": the judge model's verdict on every graded answer.
 	for i := range 60 {
 		body := fmt.Sprintf(`{"model":"auto","messages":[{"role":"user","content":"hi %d [[rate 1]]"}]}`, i)
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/auto/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+demoKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
+		if resp, b := postDemo(t, s, "/v1/auto/chat/completions", body); resp.StatusCode != 200 {
 			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
 		}
 		// A grading is two calls through the gateway: paced, few find the
@@ -194,21 +205,5 @@ func TestJudgeMovesTheStrongShare(t *testing.T) {
 	if score, _ := harness.MetricSum(metrics, "switchyard_judge_score_total", `route="auto-chat"`); score != 0 {
 		t.Errorf("judged score sum %v, want 0 (every verdict Rating: 1)", score)
 	}
-	deadline := time.Now().Add(45 * time.Second)
-	for {
-		share, err := harness.MetricSum(metrics, "switchyard_routing_strong_share", `route="auto-chat"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if share > 0.3 {
-			if share > 0.5 {
-				t.Errorf("strong share %v past the policy's max 0.5", share)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("strong share %v, want above the asked 0.3 after %v verdicts of Rating: 1", share, graded)
-		}
-		time.Sleep(time.Second)
-	}
+	awaitStrongShare(t, s, fmt.Sprintf("%v verdicts of Rating: 1", graded))
 }

@@ -737,26 +737,35 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 // only answers it keeps), and every tenant it names is one of the policy's
 // (a misspelt name would silently cache nothing for the tenant meant).
 func (c *compiler) cacheScopes(routes []RouteSpec, tenants map[string]bool) {
+	c.chatEntries(routes, "cache", "keeps", func(s *RouteSpec, d, field string, ref FilterRef) {
+		args, err := ParseCacheArgs(ref)
+		if err != nil {
+			return // reported with the route
+		}
+		for k, t := range args.Tenants {
+			if !tenants[t] {
+				c.at(s.src, d, field, "cache args: tenants[%d] names no tenant (got %q)", k, t)
+			}
+		}
+	})
+}
+
+// chatEntries hands check every entry of filter name on routes, after
+// refusing it on a route that does not serve chat completions (the filter
+// "keeps" or "grades" them only).
+func (c *compiler) chatEntries(routes []RouteSpec, name, verb string, check func(s *RouteSpec, d, field string, ref FilterRef)) {
 	for i := range routes {
 		s := &routes[i]
 		d := display("routes", i, s.Name)
 		for j, f := range s.Filters {
-			if f.Name != "cache" {
+			if f.Name != name {
 				continue
 			}
 			field := "filters[" + strconv.Itoa(j) + "]"
 			if a, known := apis[s.API]; known && a != APIChatCompletions {
-				c.at(s.src, d, field, "filter cache keeps chat completions only; route api is %s", s.API)
+				c.at(s.src, d, field, "filter %s %s chat completions only; route api is %s", name, verb, s.API)
 			}
-			args, err := ParseCacheArgs(FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args})
-			if err != nil {
-				continue // reported with the route
-			}
-			for k, t := range args.Tenants {
-				if !tenants[t] {
-					c.at(s.src, d, field, "cache args: tenants[%d] names no tenant (got %q)", k, t)
-				}
-			}
+			check(s, d, field, FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args})
 		}
 	}
 }

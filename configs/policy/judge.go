@@ -98,29 +98,18 @@ func ParseJudgeArgs(ref FilterRef) (JudgeArgs, error) {
 // judgeScopes checks what ParseJudgeArgs cannot see alone: the judge
 // grades chat completions, and its models are chat models of the policy.
 func (c *compiler) judgeScopes(routes []RouteSpec, p *Policy) {
-	for i := range routes {
-		s := &routes[i]
-		d := display("routes", i, s.Name)
-		for j, f := range s.Filters {
-			if f.Name != "judge" {
+	c.chatEntries(routes, "judge", "grades", func(s *RouteSpec, d, field string, ref FilterRef) {
+		args, err := ParseJudgeArgs(ref)
+		if err != nil {
+			return // reported with the route
+		}
+		for _, m := range []struct{ field, name string }{{"model", args.Model}, {"reference", args.Reference}} {
+			if m.name == "" {
 				continue
 			}
-			field := "filters[" + strconv.Itoa(j) + "]"
-			if a, known := apis[s.API]; known && a != APIChatCompletions {
-				c.at(s.src, d, field, "filter judge grades chat completions only; route api is %s", s.API)
-			}
-			args, err := ParseJudgeArgs(FilterRef{Name: f.Name, Shorthand: f.Shorthand, Args: f.Args})
-			if err != nil {
-				continue // reported with the route
-			}
-			for _, m := range []struct{ field, name string }{{"model", args.Model}, {"reference", args.Reference}} {
-				if m.name == "" {
-					continue
-				}
-				if model := p.models[m.name]; model == nil || !model.Caps.Has(CapChat) {
-					c.at(s.src, d, field, "judge args: %s names no chat model of the policy (got %q)", m.field, m.name)
-				}
+			if model := p.models[m.name]; model == nil || !model.Caps.Has(CapChat) {
+				c.at(s.src, d, field, "judge args: %s names no chat model of the policy (got %q)", m.field, m.name)
 			}
 		}
-	}
+	})
 }
