@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,16 +81,7 @@ func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 // postDemo posts body to path with demo's key and reads the answer.
 func postDemo(t *testing.T, s *harness.Stack, path, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+demoKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return withKey(t, s, http.MethodPost, path, demoKey, body)
 }
 
 // adjustedRoutes is configs/local's routes with the auto route appended,

@@ -49,8 +49,15 @@ func withHealth(t *testing.T, health string) harness.Options {
 
 func admin(t *testing.T, s *harness.Stack, method, path, body string) (int, []byte) {
 	t.Helper()
+	resp, b := withKey(t, s, method, path, adminKey, body)
+	return resp.StatusCode, b
+}
+
+// withKey sends a JSON body to path with key and reads the answer.
+func withKey(t *testing.T, s *harness.Stack, method, path, key, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -58,7 +65,7 @@ func admin(t *testing.T, s *harness.Stack, method, path, body string) (int, []by
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return resp, b
 }
 
 // served sends a chat request and returns the model that served it.
