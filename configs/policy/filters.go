@@ -142,6 +142,21 @@ type quotaArgsSpec struct {
 	BudgetRefresh  *Duration `yaml:"budget_refresh"`
 }
 
+// decodeArgs decodes a filter entry's arguments into spec, refusing any
+// field spec does not have; known lists the fields for the error.
+func decodeArgs(ref FilterRef, known string, spec any) error {
+	raw, err := yaml.Marshal(ref.Args)
+	if err != nil {
+		return fmt.Errorf("%s args: %w", ref.Name, err)
+	}
+	d := yaml.NewDecoder(bytes.NewReader(raw))
+	d.KnownFields(true)
+	if err := d.Decode(spec); err != nil {
+		return fmt.Errorf("%s args (known: %s): %w", ref.Name, known, err)
+	}
+	return nil
+}
+
 // ParseQuotaArgs decodes a quota entry's arguments strictly over the
 // defaults.
 func ParseQuotaArgs(ref FilterRef) (QuotaArgs, error) {
@@ -152,15 +167,9 @@ func ParseQuotaArgs(ref FilterRef) (QuotaArgs, error) {
 	if len(ref.Args) == 0 {
 		return c, nil
 	}
-	raw, err := yaml.Marshal(ref.Args)
-	if err != nil {
-		return c, fmt.Errorf("quota args: %w", err)
-	}
 	var s quotaArgsSpec
-	d := yaml.NewDecoder(bytes.NewReader(raw))
-	d.KnownFields(true)
-	if err := d.Decode(&s); err != nil {
-		return c, fmt.Errorf("quota args (known: reservation_ttl, store_timeout, budget_refresh): %w", err)
+	if err := decodeArgs(ref, "reservation_ttl, store_timeout, budget_refresh", &s); err != nil {
+		return c, err
 	}
 	if s.ReservationTTL != nil {
 		c.ReservationTTL = time.Duration(*s.ReservationTTL)
@@ -232,15 +241,9 @@ func ParseCacheArgs(ref FilterRef) (CacheArgs, error) {
 	if len(ref.Args) == 0 {
 		return c, nil
 	}
-	raw, err := yaml.Marshal(ref.Args)
-	if err != nil {
-		return c, fmt.Errorf("cache args: %w", err)
-	}
 	var s cacheArgsSpec
-	d := yaml.NewDecoder(bytes.NewReader(raw))
-	d.KnownFields(true)
-	if err := d.Decode(&s); err != nil {
-		return c, fmt.Errorf("cache args (known: ttl, memory_ttl, stale_for, deterministic_only, max_memory, tenants): %w", err)
+	if err := decodeArgs(ref, "ttl, memory_ttl, stale_for, deterministic_only, max_memory, tenants", &s); err != nil {
+		return c, err
 	}
 	set := func(dst *time.Duration, v *Duration) {
 		if v != nil {

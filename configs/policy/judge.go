@@ -1,12 +1,9 @@
 package policy
 
 import (
-	"bytes"
 	"fmt"
 	"net/url"
 	"strconv"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // JudgeArgs are the judge filter's arguments on a route: which answers of
@@ -56,15 +53,9 @@ func ParseJudgeArgs(ref FilterRef) (JudgeArgs, error) {
 	if len(ref.Shorthand) > 0 {
 		return a, fmt.Errorf("filter judge takes no shorthand arguments; use {name: judge, args: {model: ..., api_key: {env: ...}}}")
 	}
-	raw, err := yaml.Marshal(ref.Args)
-	if err != nil {
-		return a, fmt.Errorf("judge args: %w", err)
-	}
 	var s judgeArgsSpec
-	d := yaml.NewDecoder(bytes.NewReader(raw))
-	d.KnownFields(true)
-	if err := d.Decode(&s); err != nil {
-		return a, fmt.Errorf("judge args (known: model, reference, sample, max_per_minute, api_key, gateway_url): %w", err)
+	if err := decodeArgs(ref, "model, reference, sample, max_per_minute, api_key, gateway_url", &s); err != nil {
+		return a, err
 	}
 	a.Model, a.Reference, a.GatewayURL = s.Model, s.Reference, s.GatewayURL
 	if s.Sample != nil {
