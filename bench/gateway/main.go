@@ -39,7 +39,8 @@ func main() {
 	write := flag.String("write", "", "write the results into this markdown file (docs/BENCHMARKS.md)")
 	n1 := flag.Int("n1", 2000, "requests per path at concurrency 1")
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
-	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) at concurrency 64 and write the profiles into this directory")
+	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) and write the profiles into this directory")
+	profileConc := flag.Int("profile-concurrency", 64, "with -profile, the concurrency of the load profiled")
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
@@ -48,7 +49,7 @@ func main() {
 	var err error
 	switch {
 	case *profile != "":
-		err = profileExtProc(*profile, *n64)
+		err = profileExtProc(*profile, *n64, *profileConc)
 	case *instructions > 0:
 		err = countInstructions(*instructions)
 	case *overload > 0:

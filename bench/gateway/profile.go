@@ -13,11 +13,11 @@ import (
 )
 
 // profileExtProc runs the gateway as run does (pinned, one Envoy worker)
-// with ext_proc's profiles on, sends n chat completions at concurrency 64
+// with ext_proc's profiles on, sends n chat completions at concurrency conc
 // and writes ext_proc's CPU profile of that load and its allocations
 // during it (allocs.pb.gz against allocs-base.pb.gz: go tool pprof
 // -sample_index=alloc_space -base allocs-base.pb.gz allocs.pb.gz).
-func profileExtProc(dir string, n int) error {
+func profileExtProc(dir string, n, conc int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -50,10 +50,10 @@ func profileExtProc(dir string, n int) error {
 	go func() { cpu <- save(pprof+"profile?seconds=20", filepath.Join(dir, "cpu.pb.gz")) }()
 	var sent int
 	for time.Since(start) < 19*time.Second && sent < n {
-		if _, err := measure(client, t, 640, 64); err != nil {
+		if _, err := measure(client, t, 10*conc, conc); err != nil {
 			return err
 		}
-		sent += 640
+		sent += 10 * conc
 	}
 	if err := <-cpu; err != nil {
 		return err

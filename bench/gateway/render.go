@@ -52,8 +52,13 @@ func (r result) render(w io.Writer) {
 		}
 	}
 	gw, bare := r.C64[2], r.C64[1]
-	if sp := gw.CPUSplit; len(sp) == 3 {
-		p("\nThe gateway's CPU per request at concurrency 64, by process: Envoy %s, ext_proc %s, Redis %s.\n", us(sp[0]), us(sp[1]), us(sp[2]))
+	for _, c := range []struct {
+		n  int
+		sp []time.Duration
+	}{{1, r.C1[2].CPUSplit}, {64, gw.CPUSplit}} {
+		if len(c.sp) == 3 {
+			p("\nThe gateway's CPU per request at concurrency %d, by process: Envoy %s, ext_proc %s, Redis %s.\n", c.n, us(c.sp[0]), us(c.sp[1]), us(c.sp[2]))
+		}
 	}
 	addP50, bareP50 := r.C1[2].P50-r.C1[0].P50, r.C1[1].P50-r.C1[0].P50
 	addP99, bareP99 := r.C1[2].P99-r.C1[0].P99, r.C1[1].P99-r.C1[0].P99
