@@ -63,6 +63,9 @@ func main() {
 	}
 }
 
+// idleWait is how long after its last request a node's memory is read.
+const idleWait = 3 * time.Second
+
 type target struct {
 	name string
 	url  string
@@ -113,7 +116,10 @@ func run(write string, n1, n64 int) error {
 			return fmt.Errorf("warm-up %s: %w", t.name, err)
 		}
 	}
-	time.Sleep(time.Second)
+	// Idle is a node that has served and then waited: long enough for
+	// ext_proc to give back what it held for the load (-release-when-idle,
+	// 2 s without a request).
+	time.Sleep(idleWait)
 	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid)}
 	for _, p := range node {
 		idle[p] = residentKB(s.PID(p))

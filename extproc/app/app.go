@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.IntVar(&c.memory.gcPercent, "gc-percent", defaultGCPercent, "the collector's GOGC (0: Go's default); $GOGC, when set, wins")
 	fs.Int64Var(&c.memory.limit, "memory-limit", defaultMemoryLimit, "soft bound of the Go heap in bytes, past which the collector runs more often (0: none); $GOMEMLIMIT, when set, wins")
+	fs.DurationVar(&c.memory.idleRelease, "release-when-idle", defaultIdleRelease, "give the heap's free memory back to the system once no request has come for this long (0: leave it to Go's scavenger)")
 	return c, fs.Parse(args)
 }
 
@@ -255,6 +257,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	accesslogv3.RegisterAccessLogServiceServer(g, srv.AttemptLog())
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
+	go c.memory.releaseWhenIdle(ctx, srv.Activity, debug.FreeOSMemory)
 	go syncDrills(ctx, st, mon, time.Second, log)
 	go cal.Run(ctx, calibrationPeriod)
 	live := func() *policy.Policy { return current.Load().Policy }

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // current reads the collector's settings without changing them.
@@ -46,5 +48,70 @@ func TestMemoryTuning(t *testing.T) {
 				t.Errorf("GOGC %d, memory limit %d; want %d and %d", gc, limit, tc.wantGC, tc.wantLimit)
 			}
 		})
+	}
+}
+
+// TestQuietSpells: the heap's free memory goes back to the system once
+// per quiet spell, after the idle time, never while a request is in
+// flight or requests keep coming.
+func TestQuietSpells(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type sample struct {
+		ms                int
+		inFlight, started int64
+		want              bool
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+	}{
+		{"quiet from the start: once", []sample{{500, 0, 0, false}, {1000, 0, 0, false}, {2000, 0, 0, true}, {2500, 0, 0, false}, {9000, 0, 0, false}}},
+		{"a request in flight, however long: never", []sample{{500, 1, 1, false}, {3000, 1, 1, false}, {9000, 1, 1, false}}},
+		{"requests keep coming: not while they come", []sample{{500, 0, 1, false}, {1500, 0, 2, false}, {2500, 0, 3, false}, {3500, 0, 4, false}}},
+		{"a spell after each burst", []sample{
+			{2000, 0, 0, true},
+			{2500, 0, 5, false}, {4000, 0, 5, false}, {4500, 0, 5, true},
+			{5000, 2, 7, false}, {6000, 0, 7, false}, {8000, 0, 7, true}, {20000, 0, 7, false},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := quiet{idle: 2 * time.Second, since: t0, released: -1}
+			for _, s := range tc.samples {
+				if got := q.due(at(s.ms), s.inFlight, s.started); got != s.want {
+					t.Errorf("at %d ms (%d in flight, %d begun): release %v, want %v", s.ms, s.inFlight, s.started, got, s.want)
+				}
+			}
+		})
+	}
+}
+
+// TestReleaseWhenIdle runs the loop itself: quiet from the start, it
+// releases, and it stops with its context; off, it returns at once.
+func TestReleaseWhenIdle(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	freed := make(chan struct{}, 8)
+	done := make(chan struct{})
+	go func() {
+		memory{idleRelease: 20 * time.Millisecond}.releaseWhenIdle(ctx, func() (int64, int64) { return 0, 0 }, func() { freed <- struct{}{} })
+		close(done)
+	}()
+	select {
+	case <-freed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no release in a quiet spell")
+	}
+	cancel()
+	<-done
+
+	off := make(chan struct{})
+	go func() {
+		memory{}.releaseWhenIdle(context.Background(), func() (int64, int64) { return 0, 0 }, func() { t.Error("released with the release off") })
+		close(off)
+	}()
+	select {
+	case <-off:
+	case <-time.After(5 * time.Second):
+		t.Fatal("releaseWhenIdle with no idle time kept running")
 	}
 }

@@ -27,6 +27,8 @@ type admission struct {
 	limits Admission
 	n      atomic.Int64
 	bytes  atomic.Int64
+	// started counts the requests admitted since the server began.
+	started atomic.Int64
 }
 
 // retryAfterSeconds is what an overloaded gateway asks clients to wait.
@@ -43,6 +45,7 @@ func (a *admission) enter() *openai.Error {
 		a.n.Add(-1)
 		return overloaded("requests in flight")
 	}
+	a.started.Add(1)
 	return nil
 }
 

@@ -83,6 +83,12 @@ func (s *Server) Process(stream extprocv3.ExternalProcessor_ProcessServer) error
 	return s.processRequest(stream)
 }
 
+// Activity returns how many requests are in flight and how many were
+// admitted since the server began: together they tell a quiet spell.
+func (s *Server) Activity() (inFlight, started int64) {
+	return s.adm.n.Load(), s.adm.started.Load()
+}
+
 // InFlight returns how many exchanges are open.
 func (s *Server) InFlight() int {
 	n := 0
