@@ -68,6 +68,14 @@ func flood(s string, model string, workers int, d, timeout time.Duration, max in
 // every request is served by the model the client named.
 func TestFloodBlamesNoProvider(t *testing.T) {
 	s := startStack(t, defaultOptions())
+	// Healthy, and with quota to spare: on a fast machine the flood serves
+	// more than the simulator's 10,000 requests a minute, and the router
+	// then rightly avoids a provider with no quota left, which is not what
+	// this test is about.
+	plenty := int64(1 << 40)
+	if err := s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: &plenty}); err != nil {
+		t.Fatal(err)
+	}
 	peak := sampleMax(s.Replicas[0].ExtProcMetrics+"/metrics", "process_resident_memory_bytes", 200*time.Millisecond)
 	res := flood(s.URL, "gpt-4o-mini", 192, 4*time.Second, 80*time.Millisecond, 40_000)
 	t.Logf("flood: answered %v, %d given up by the client; ext_proc's resident memory peaked at %.0f MB (sampled every 200 ms)",
