@@ -4,7 +4,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -o /out/ ./xds ./extproc ./e2e/providersim/cmd/providersim
+# The vtprotobuf tag turns on the marshallers ext_proc's gRPC codec uses,
+# as the Makefile's GOFLAGS do for every local build.
+RUN CGO_ENABLED=0 go build -trimpath -tags=vtprotobuf -o /out/ ./xds ./extproc ./e2e/providersim/cmd/providersim
 
 FROM gcr.io/distroless/static-debian12
 COPY --from=build /out/ /usr/local/bin/

@@ -54,10 +54,10 @@ postgres:
 prometheus:
 	@command -v prometheus >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq prometheus >/dev/null; }
 
-## build: the gateway's binaries (xds, extproc), the simulators and tools, into bin/
+## build: the gateway's binaries (xds, extproc, and node: the two in one process), the simulators and tools, into bin/
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./xds ./extproc ./e2e/providersim/cmd/providersim ./cmd/devstack
+	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./e2e/providersim/cmd/providersim ./cmd/devstack
 
 ## run: start the whole gateway locally until Ctrl-C (Redis is used when installed);
 ##      CONFIG=configs/examples/real-providers serves the real APIs (keys from the environment)

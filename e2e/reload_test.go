@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,14 +15,31 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/switchyard/switchyard/e2e/harness"
 )
 
 // TestPolicyReload edits the running policy twice while traffic flows: a
 // valid edit (a new model) is served without restarting anything; a broken
 // edit is refused, named by file and line, and the last good policy keeps
-// serving with no failed request.
+// serving with no failed request. It runs with the control plane and
+// ext_proc apart, and in one process (cmd/node) as make run starts them:
+// each keeps its own reloads there too.
 func TestPolicyReload(t *testing.T) {
-	s := startStack(t, defaultOptions())
+	for _, layout := range []struct {
+		name string
+		node bool
+	}{{"apart", false}, {"one process", true}} {
+		t.Run(layout.name, func(t *testing.T) {
+			o := defaultOptions()
+			o.Node = layout.node
+			testPolicyReload(t, o)
+		})
+	}
+}
+
+func testPolicyReload(t *testing.T, o harness.Options) {
+	s := startStack(t, o)
 	envoyPID := s.PID("envoy-0")
 
 	// Traffic that must never fail while the policy changes under it.
@@ -84,9 +102,12 @@ func TestPolicyReload(t *testing.T) {
 	}
 	named := regexp.MustCompile(`models\.yaml:\d+:\d+: models\[\d+\]\.context_windw: unknown field`)
 	if err := eventually(15*time.Second, func() error {
-		for _, p := range []string{"xds", "extproc-0"} {
-			if !named.MatchString(s.Log(p)) {
-				return errors.New(p + " has not reported the broken edit yet")
+		// Each side reports it, in its own log lines.
+		for name, process := range map[string]string{"xds": "xds", "extproc-0": "extproc"} {
+			if !slices.ContainsFunc(strings.Split(s.Log(name), "\n"), func(line string) bool {
+				return named.MatchString(line) && strings.Contains(line, `"process":"`+process+`"`)
+			}) {
+				return errors.New(name + " has not reported the broken edit yet")
 			}
 		}
 		return nil

@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
@@ -63,8 +64,35 @@ func main() {
 	}
 }
 
-// idleWait is how long after its last request a node's memory is read.
+// idleWait is how long after its last request a node's memory is read:
+// idle is a node that has served and then waited, long enough for ext_proc
+// to give back what it held for the load (-release-when-idle, 2 s without
+// a request).
 const idleWait = 3 * time.Second
+
+// idleApart reads the idle memory of the gateway's three processes run
+// apart (as docker-compose and Kubernetes run them), after the same
+// warm-up as the node's, under the names "apart envoy", "apart extproc"
+// and "apart xds".
+func idleApart(ctx context.Context, cpus string, body []byte) (map[string]memory, error) {
+	s, err := harness.Start(ctx, harness.Options{CPUs: cpus})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if err := unlimitedQuota(s); err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	if _, err := measure(client, target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}, 300, 4); err != nil {
+		return nil, fmt.Errorf("warm-up of the gateway run apart: %w", err)
+	}
+	time.Sleep(idleWait)
+	return map[string]memory{
+		"apart envoy": residentKB(s.PID("envoy-0")), "apart extproc": residentKB(s.PID("extproc-0")), "apart xds": residentKB(s.PID("xds")),
+	}, nil
+}
 
 type target struct {
 	name string
@@ -81,7 +109,9 @@ func run(write string, n1, n64 int) error {
 	if err != nil {
 		return err
 	}
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths})
+	// The gateway as make run starts it: the control plane and ext_proc
+	// in one process (cmd/node).
+	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true})
 	if err != nil {
 		return err
 	}
@@ -116,14 +146,13 @@ func run(write string, n1, n64 int) error {
 			return fmt.Errorf("warm-up %s: %w", t.name, err)
 		}
 	}
-	// Idle is a node that has served and then waited: long enough for
-	// ext_proc to give back what it held for the load (-release-when-idle,
-	// 2 s without a request).
 	time.Sleep(idleWait)
-	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid)}
-	for _, p := range node {
-		idle[p] = residentKB(s.PID(p))
+	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid), "envoy-0": residentKB(s.PID("envoy-0")), "node": residentKB(s.PID("extproc-0"))}
+	apart, err := idleApart(ctx, pin.paths, body)
+	if err != nil {
+		return err
 	}
+	maps.Copy(idle, apart)
 
 	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
 	extprocMetrics := s.Replicas[0].ExtProcMetrics + "/metrics"

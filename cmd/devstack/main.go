@@ -1,6 +1,7 @@
 // Command devstack is `make run`: it starts Redis (when installed;
-// otherwise ext_proc uses its embedded store), the control plane, ext_proc
-// and Envoy on the fixed local ports of configs/local, and a simulator for
+// otherwise ext_proc uses its embedded store), the control plane and
+// ext_proc (in one process, cmd/node) and Envoy on the fixed local ports of
+// configs/local, and a simulator for
 // each provider the policy marks simulated (configs/local: all of them;
 // configs/examples/real-providers: none, so the real APIs serve, with keys
 // from the environment). It serves the OpenAI API at
@@ -33,7 +34,7 @@ func main() {
 }
 
 func run(ctx context.Context, policyDir string, quiet bool) error {
-	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy, Dir: ".run"}
+	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy, Dir: ".run", Node: true}
 	if !quiet {
 		o.Out = os.Stdout
 	}

@@ -78,7 +78,11 @@ type Options struct {
 	// Replicas is the number of Envoy + ext_proc pairs (default 1). They
 	// share the listener port (SO_REUSEPORT), the control plane and Redis.
 	Replicas int
-	Redis    RedisMode
+	// Node runs the control plane and the first replica's ext_proc in one
+	// process (cmd/node), as make run does; the process answers to both
+	// names, "xds" and "extproc-0", and logs to node.log.
+	Node  bool
+	Redis RedisMode
 	// RedisDurable runs Redis with an append-only file written through on
 	// every command, so that a Redis killed and restarted (Restart) comes
 	// back with all it had acknowledged, as a production Redis with
@@ -134,7 +138,10 @@ type Stack struct {
 	mu       sync.Mutex
 	procs    []*proc
 	tempDirs []string
-	opts     Options // what Start was given, for RestartRedis
+	// aliases are the names a process answers to besides its own (the
+	// node's: xds and extproc-0).
+	aliases map[string]string
+	opts    Options // what Start was given, for RestartRedis
 }
 
 type proc struct {
@@ -218,11 +225,13 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	if o.CACertFile != "" {
 		xdsArgs = append(xdsArgs, "-ca-file", o.CACertFile)
 	}
-	if err := s.start(o, "xds", filepath.Join(bin, "xds"), xdsArgs...); err != nil {
-		return nil, err
-	}
-	if err := waitHTTP(s.whileRunning(ctx, "xds"), s.XDS+"/healthz", 200); err != nil {
-		return nil, s.failure("xds", err)
+	if !o.Node {
+		if err := s.start(o, "xds", filepath.Join(bin, "xds"), xdsArgs...); err != nil {
+			return nil, err
+		}
+		if err := waitHTTP(s.whileRunning(ctx, "xds"), s.XDS+"/healthz", 200); err != nil {
+			return nil, s.failure("xds", err)
+		}
 	}
 
 	for i := range o.Replicas {
@@ -243,7 +252,15 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 			args = append(args, "-redis", s.RedisAddr)
 		}
 		args = append(args, o.ExtProcArgs...)
-		if err := s.start(o, name, filepath.Join(bin, "extproc"), args...); err != nil {
+		if o.Node && i == 0 {
+			if err := s.start(o, "node", filepath.Join(bin, "node"), slices.Concat(xdsArgs, []string{"--"}, args)...); err != nil {
+				return nil, err
+			}
+			s.aliases = map[string]string{"xds": "node", name: "node"}
+			if err := waitHTTP(s.whileRunning(ctx, "xds"), s.XDS+"/healthz", 200); err != nil {
+				return nil, s.failure("xds", err)
+			}
+		} else if err := s.start(o, name, filepath.Join(bin, "extproc"), args...); err != nil {
 			return nil, err
 		}
 		r := Replica{EnvoyAdmin: "http://127.0.0.1:" + strconv.Itoa(admin), ExtProcMetrics: "http://127.0.0.1:" + strconv.Itoa(epMetrics), ExtProcSocket: sock}
@@ -407,26 +424,45 @@ func (s *Stack) start(o Options, name, path string, args ...string) error {
 	return nil
 }
 
+// named returns the process that answers to name; the caller holds s.mu.
+func (s *Stack) named(name string) *proc {
+	if real, ok := s.aliases[name]; ok {
+		name = real
+	}
+	var found *proc
+	for _, p := range s.procs {
+		if p.name == name {
+			found = p
+		}
+	}
+	return found
+}
+
 // Running reports whether the named process is still alive.
 func (s *Stack) Running(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.procs {
-		if p.name == name {
-			select {
-			case <-p.done:
-				return false
-			default:
-				return true
-			}
-		}
+	p := s.named(name)
+	if p == nil {
+		return false
 	}
-	return false
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Log returns a process's output so far.
 func (s *Stack) Log(name string) string {
-	b, _ := os.ReadFile(filepath.Join(s.Dir, name+".log"))
+	s.mu.Lock()
+	p := s.named(name)
+	s.mu.Unlock()
+	if p == nil {
+		return ""
+	}
+	b, _ := os.ReadFile(p.log)
 	return string(b)
 }
 
@@ -434,11 +470,9 @@ func (s *Stack) Log(name string) string {
 func (s *Stack) Kill(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.procs {
-		if p.name == name {
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+	if p := s.named(name); p != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
 	}
 }
 
@@ -486,10 +520,8 @@ func (s *Stack) ReadPolicyFile(name string) ([]byte, error) {
 func (s *Stack) whileRunning(ctx context.Context, name string) context.Context {
 	s.mu.Lock()
 	var done chan struct{}
-	for _, p := range s.procs {
-		if p.name == name {
-			done = p.done
-		}
+	if p := s.named(name); p != nil {
+		done = p.done
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -641,10 +673,8 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 func (s *Stack) PID(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.procs {
-		if p.name == name {
-			return p.cmd.Process.Pid
-		}
+	if p := s.named(name); p != nil {
+		return p.cmd.Process.Pid
 	}
 	return 0
 }
@@ -653,12 +683,7 @@ func (s *Stack) PID(name string) int {
 // command line, environment and log file, as a supervisor would.
 func (s *Stack) Restart(name string) error {
 	s.mu.Lock()
-	var old *proc
-	for _, p := range s.procs {
-		if p.name == name {
-			old = p
-		}
-	}
+	old := s.named(name)
 	s.mu.Unlock()
 	if old == nil {
 		return fmt.Errorf("no process %s", name)
@@ -680,7 +705,7 @@ func (s *Stack) Restart(name string) error {
 		f.Close()
 		return fmt.Errorf("restarting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: old.log, done: make(chan struct{})}
+	p := &proc{name: old.name, cmd: cmd, log: old.log, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
 	s.mu.Lock()
 	for i, q := range s.procs {

@@ -68,7 +68,7 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Binaries returns the directory holding the xds and extproc binaries:
+// Binaries returns the directory holding the xds, extproc and node binaries:
 // $SWITCHYARD_BIN when set (make builds them there), else it builds them
 // into dir, as make does: with the vtprotobuf tag, whose marshallers
 // ext_proc's codec uses (a go run of a benchmark outside make would
@@ -77,7 +77,7 @@ func Binaries(root, dir string) (string, error) {
 	if b := os.Getenv("SWITCHYARD_BIN"); b != "" {
 		return b, nil
 	}
-	cmd := exec.Command("go", "build", "-tags=vtprotobuf", "-o", dir+string(os.PathSeparator), "./xds", "./extproc")
+	cmd := exec.Command("go", "build", "-tags=vtprotobuf", "-o", dir+string(os.PathSeparator), "./xds", "./extproc", "./cmd/node")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the gateway: %w\n%s", err, out)
