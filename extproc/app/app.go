@@ -52,6 +52,31 @@ const calibrationPeriod = 5 * time.Second
 // headers. Bodies are limited by policy to 64MiB at most.
 const maxMessageBytes = 80 << 20
 
+// Envoy's ext_proc messages are small and come one at a time per stream,
+// so its connection never grows grpc-go's flow-control window, whose
+// estimation (BDP) then sent a ping after nearly every message, and
+// Envoy's acknowledgement woke ext_proc once more: at concurrency 1 a
+// tenth of ext_proc's CPU (docs/BENCHMARKS.md). Static windows turn the
+// estimation off; these are as large as it would ever grow them, and the
+// bodies in flight are bounded by admission anyway (-max-inflight-bytes).
+const (
+	streamWindow = 4 << 20
+	connWindow   = 16 << 20
+)
+
+// serverOptions are the ext_proc gRPC server's, besides its credentials.
+func serverOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ForceServerCodecV2(newVTCodec()),
+		grpc.MaxRecvMsgSize(maxMessageBytes),
+		grpc.MaxSendMsgSize(maxMessageBytes),
+		grpc.MaxConcurrentStreams(100000),
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+}
+
 type config struct {
 	configDir string
 	channel   channel.Server
@@ -246,13 +271,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g := grpc.NewServer(append(creds,
-		grpc.ForceServerCodecV2(newVTCodec()),
-		grpc.MaxRecvMsgSize(maxMessageBytes),
-		grpc.MaxSendMsgSize(maxMessageBytes),
-		grpc.MaxConcurrentStreams(100000),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-	)...)
+	g := grpc.NewServer(append(creds, serverOptions()...)...)
 	extprocv3.RegisterExternalProcessorServer(g, srv)
 	accesslogv3.RegisterAccessLogServiceServer(g, srv.AttemptLog())
 	errc := make(chan error, 3)
