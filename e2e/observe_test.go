@@ -94,8 +94,9 @@ func ledgerRecords(t *testing.T, s *harness.Stack) map[string]ledger.Record {
 }
 
 // TestAccessLogCarriesUsage: Envoy's access log line of a request names
-// its tenant, models, provider, tokens and cost, as ext_proc computed them;
-// a refused request's line says who was refused (nobody, for a bad key).
+// its tenant, models, provider, tokens and cost, as ext_proc computed them,
+// in its "switchyard" object; a refused request's line says who was
+// refused (nobody, for a bad key).
 func TestAccessLogCarriesUsage(t *testing.T) {
 	t.Parallel()
 	s := shared
@@ -111,15 +112,19 @@ func TestAccessLogCarriesUsage(t *testing.T) {
 	id := resp.Header.Get("X-Request-Id")
 	line := accessLog(t, s, id)
 	rec := ledgerRecords(t, s)[id]
+	if line["status"] != 200.0 || line["attempts"] != 1.0 {
+		t.Errorf("access log status %v, attempts %v; want 200 and 1", line["status"], line["attempts"])
+	}
 	want := map[string]any{
 		"tenant": "demo", "key": "demo-key", "route": "chat", "requested_model": "claude-3-5-haiku",
-		"model": "claude-3-5-haiku", "provider": "anthropic", "status": 200.0, "attempts": 1.0,
+		"model": "claude-3-5-haiku", "provider": "anthropic", "attempts": 1.0,
 		"input_tokens": float64(got.Usage.PromptTokens), "output_tokens": float64(got.Usage.CompletionTokens),
 		"cost_micro_usd": float64(rec.CostMicros), "usage_estimated": false,
 	}
+	usage, _ := line["switchyard"].(map[string]any)
 	for k, v := range want {
-		if line[k] != v {
-			t.Errorf("access log %s = %v, want %v", k, line[k], v)
+		if usage[k] != v {
+			t.Errorf("access log switchyard.%s = %v, want %v (line %v)", k, usage[k], v, line)
 		}
 	}
 	if rec.CostMicros == 0 {
@@ -128,7 +133,8 @@ func TestAccessLogCarriesUsage(t *testing.T) {
 
 	code, rid, _ := post(t, s, "sk-not-a-key", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
 	line = accessLog(t, s, rid)
-	if code != 401 || line["status"] != 401.0 || line["tenant"] != "" || line["route"] != "chat" {
+	usage, _ = line["switchyard"].(map[string]any)
+	if code != 401 || line["status"] != 401.0 || usage["tenant"] != "" || usage["route"] != "chat" {
 		t.Errorf("refusal: status %d, access log %v", code, line)
 	}
 }

@@ -89,14 +89,11 @@ const (
 	ClientAnthropic = "anthropic"
 )
 
-// AccessLogMetadataNamespace carries what a request was and cost, from
-// ext_proc's last message to Envoy's access log, under [AccessLogKeys].
+// AccessLogMetadataNamespace carries what a request was and cost (tenant,
+// app, key, route, models, provider, attempts, tokens, cost), from
+// ext_proc's last message to Envoy's access log, which writes it whole as
+// an object under the same name.
 const AccessLogMetadataNamespace = "switchyard"
-
-// AccessLogKeys are the fields ext_proc puts in [AccessLogMetadataNamespace]
-// and the access log reads back.
-var AccessLogKeys = []string{"tenant", "app", "key", "route", "requested_model", "model", "provider",
-	"input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd", "usage_estimated"}
 
 // RouteHeader names the policy route of a request that ext_proc has
 // translated for its first attempt. The translation rewrites :path to the

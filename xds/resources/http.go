@@ -537,11 +537,13 @@ func accessLog() *accesslogv3.AccessLog {
 		"attempts":    "%UPSTREAM_REQUEST_ATTEMPT_COUNT%",
 		"bytes_sent":  "%BYTES_SENT%",
 	}
-	// Who called and what it cost, from ext_proc's dynamic metadata; absent
-	// (null) when the client left before the answer's end.
-	for _, k := range contract.AccessLogKeys {
-		fields[k] = "%DYNAMIC_METADATA(" + contract.AccessLogMetadataNamespace + ":" + k + ")%"
-	}
+	// Who called and what it cost, from ext_proc's dynamic metadata, as one
+	// object; absent (null) when the client left before the answer's end.
+	// One lookup of the namespace costs Envoy about 41,000 instructions a
+	// request; a lookup per key cost about 17,500 each, 210,000 for the
+	// twelve, more than a bare hop's whole request (make
+	// bench-instructions, docs/BENCHMARKS.md).
+	fields[contract.AccessLogMetadataNamespace] = "%DYNAMIC_METADATA(" + contract.AccessLogMetadataNamespace + ")%"
 	return &accesslogv3.AccessLog{
 		Name: "envoy.access_loggers.stdout",
 		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&streamlogv3.StdoutAccessLog{
