@@ -69,11 +69,9 @@ func flood(s string, model string, workers int, d, timeout time.Duration, max in
 func TestFloodBlamesNoProvider(t *testing.T) {
 	s := startStack(t, defaultOptions())
 	// Healthy, and with quota to spare: on a fast machine the flood serves
-	// more than the simulator's 10,000 requests a minute, and the router
-	// then rightly avoids a provider with no quota left, which is not what
-	// this test is about.
-	plenty := int64(1 << 40)
-	if err := s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: &plenty}); err != nil {
+	// more than the simulator's default quota, and a provider with no quota
+	// left is rightly avoided, which is not what this test is about.
+	if err := s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: providersim.Plenty()}); err != nil {
 		t.Fatal(err)
 	}
 	peak := sampleMax(s.Replicas[0].ExtProcMetrics+"/metrics", "process_resident_memory_bytes", 200*time.Millisecond)

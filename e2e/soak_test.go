@@ -41,9 +41,9 @@ func TestSoak(t *testing.T) {
 	// At this rate the simulators' quota of 10,000 requests a minute (a
 	// real account's) runs out in seconds, and the gateway would rightly
 	// route around a provider that says so: give them one that does not.
-	plenty := int64(1 << 40)
+	plenty := providersim.Plenty()
 	for _, p := range []string{"openai", "anthropic"} {
-		if err := s.Sim.SetFault(p, providersim.Fault{QuotaRemaining: &plenty}); err != nil {
+		if err := s.Sim.SetFault(p, providersim.Fault{QuotaRemaining: plenty}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,9 +56,9 @@ func TestSoak(t *testing.T) {
 	go func() {
 		defer close(flaps)
 		for end := time.Now().Add(d); time.Now().Before(end); {
-			_ = s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDown, QuotaRemaining: &plenty})
+			_ = s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDown, QuotaRemaining: plenty})
 			time.Sleep(15 * time.Second)
-			_ = s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: &plenty})
+			_ = s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: plenty})
 			time.Sleep(15 * time.Second)
 		}
 	}()

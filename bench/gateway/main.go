@@ -74,7 +74,7 @@ const idleWait = 3 * time.Second
 // apart (as docker-compose and Kubernetes run them), after the same
 // warm-up as the node's, under the names "apart envoy", "apart extproc"
 // and "apart xds".
-func idleApart(ctx context.Context, cpus string, body []byte) (map[string]memory, error) {
+func idleApart(ctx context.Context, cpus string) (map[string]memory, error) {
 	s, err := harness.Start(ctx, harness.Options{CPUs: cpus})
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func idleApart(ctx context.Context, cpus string, body []byte) (map[string]memory
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	if _, err := measure(client, target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}, 300, 4); err != nil {
+	if _, err := measure(client, gatewayTarget(s), 300, 4); err != nil {
 		return nil, fmt.Errorf("warm-up of the gateway run apart: %w", err)
 	}
 	time.Sleep(idleWait)
@@ -148,7 +148,7 @@ func run(write string, n1, n64 int) error {
 	}
 	time.Sleep(idleWait)
 	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid), "envoy-0": residentKB(s.PID("envoy-0")), "node": residentKB(s.PID("extproc-0"))}
-	apart, err := idleApart(ctx, pin.paths, body)
+	apart, err := idleApart(ctx, pin.paths)
 	if err != nil {
 		return err
 	}
@@ -377,12 +377,9 @@ func newRequest(t target) *http.Request {
 const benchModel = "gpt-4o-mini"
 
 // unlimitedQuota makes the simulated openai report a rate-limit quota that
-// never runs out: its default limit (10,000 requests a minute, as a real
-// account's) is what a benchmark spends in seconds, and the gateway would
-// then rightly route around it.
+// never runs out (providersim.Plenty).
 func unlimitedQuota(s *harness.Stack) error {
-	plenty := int64(1 << 40)
-	return s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: &plenty})
+	return s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: providersim.Plenty()})
 }
 
 // firstToken is the time until the first content event of a stream.

@@ -79,6 +79,15 @@ type Fault struct {
 
 const defaultRetryAfter = time.Second
 
+// Plenty is a QuotaRemaining that no run spends: the simulators' default
+// quota (10,000 requests a minute, as a real account's) runs out in
+// seconds under a flood or a benchmark, and a gateway then rightly routes
+// around the provider that says so.
+func Plenty() *int64 {
+	n := int64(1 << 40)
+	return &n
+}
+
 func (f Fault) validate() error {
 	if f.Count < 0 {
 		return fmt.Errorf("count %d: must not be negative", f.Count)
