@@ -150,7 +150,7 @@ func (r *acceptanceRun) send(t *testing.T, what, key, path, body string, cut boo
 	} else {
 		_, _ = io.Copy(io.Discard, resp.Body)
 	}
-	r.sent[id] = sent{what: what, key: key, status: resp.StatusCode, cache: resp.Header.Get("X-Cache")}
+	r.sent[id] = sent{what: what, key: key, status: resp.StatusCode, cache: resp.Header.Get("x-switchyard-cache")}
 	return id
 }
 

@@ -53,7 +53,7 @@ func TestMessagesEveryProvider(t *testing.T) {
 			if err != nil {
 				t.Fatalf("messages: %v", err)
 			}
-			if got := resp.Header.Get("X-Provider-Used"); got != k.provider {
+			if got := resp.Header.Get("x-switchyard-provider"); got != k.provider {
 				t.Errorf("served by %q, want %q", got, k.provider)
 			}
 			if msg.Type != "message" || msg.Role != "assistant" || msg.StopReason != anthropic.StopReasonEndTurn {
@@ -260,8 +260,8 @@ func TestMessagesFallbackBeforeFirstByte(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the client saw the failure: %v", err)
 	}
-	if resp.Header.Get("X-Provider-Used") != "openai" || msg.Model != "claude-3-5-haiku" || !strings.Contains(msg.Content[0].Text, "fall back please") {
-		t.Errorf("served by %s as %q: %+v", resp.Header.Get("X-Provider-Used"), msg.Model, msg.Content)
+	if resp.Header.Get("x-switchyard-provider") != "openai" || msg.Model != "claude-3-5-haiku" || !strings.Contains(msg.Content[0].Text, "fall back please") {
+		t.Errorf("served by %s as %q: %+v", resp.Header.Get("x-switchyard-provider"), msg.Model, msg.Content)
 	}
 	stream := c.Messages.NewStreaming(context.Background(), anthropic.MessageNewParams{
 		Model: "claude-3-5-haiku", MaxTokens: 100,
@@ -276,8 +276,8 @@ func TestMessagesFallbackBeforeFirstByte(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatalf("streamed fallback: %v", err)
 	}
-	if resp.Header.Get("X-Provider-Used") != "openai" || len(acc.Content) != 1 || !strings.Contains(acc.Content[0].Text, "stream it anyway") {
-		t.Errorf("streamed: served by %s: %+v", resp.Header.Get("X-Provider-Used"), acc.Content)
+	if resp.Header.Get("x-switchyard-provider") != "openai" || len(acc.Content) != 1 || !strings.Contains(acc.Content[0].Text, "stream it anyway") {
+		t.Errorf("streamed: served by %s: %+v", resp.Header.Get("x-switchyard-provider"), acc.Content)
 	}
 }
 

@@ -113,8 +113,8 @@ func TestResponseCache(t *testing.T) {
 	body := cacheBody("what does a cache keep?", "")
 
 	first := postCached(t, s, demoKey, body)
-	if first.status != http.StatusOK || first.header.Get("X-Cache") != "miss" || first.header.Get("X-Provider-Used") != "openai" {
-		t.Fatalf("first: %d x-cache %q provider %q: %s", first.status, first.header.Get("X-Cache"), first.header.Get("X-Provider-Used"), first.body)
+	if first.status != http.StatusOK || first.header.Get("x-switchyard-cache") != "miss" || first.header.Get("x-switchyard-provider") != "openai" {
+		t.Fatalf("first: %d x-cache %q provider %q: %s", first.status, first.header.Get("x-switchyard-cache"), first.header.Get("x-switchyard-provider"), first.body)
 	}
 	want := content(t, first)
 	missReplica := replicaOf(t, s, first.header.Get("X-Request-Id"))
@@ -125,11 +125,11 @@ func TestResponseCache(t *testing.T) {
 	otherHit := false
 	for i := 0; i < 40 && (!otherHit || len(hitIDs) < 3); i++ {
 		a := postCached(t, s, demoKey, strings.Replace(body, `"temperature":0`, `"temperature": 0`, 1)) // spacing is no difference
-		if a.status != http.StatusOK || a.header.Get("X-Cache") != "hit" {
-			t.Fatalf("repeat %d: %d x-cache %q: %s", i, a.status, a.header.Get("X-Cache"), a.body)
+		if a.status != http.StatusOK || a.header.Get("x-switchyard-cache") != "hit" {
+			t.Fatalf("repeat %d: %d x-cache %q: %s", i, a.status, a.header.Get("x-switchyard-cache"), a.body)
 		}
-		if got := content(t, a); got != want || a.header.Get("X-Model-Used") != "gpt-4o-mini" || a.header.Get("X-Provider-Used") != "" {
-			t.Fatalf("hit: %q by %q/%q; want %q by gpt-4o-mini and no provider", got, a.header.Get("X-Model-Used"), a.header.Get("X-Provider-Used"), want)
+		if got := content(t, a); got != want || a.header.Get("x-switchyard-model") != "gpt-4o-mini" || a.header.Get("x-switchyard-provider") != "" {
+			t.Fatalf("hit: %q by %q/%q; want %q by gpt-4o-mini and no provider", got, a.header.Get("x-switchyard-model"), a.header.Get("x-switchyard-provider"), want)
 		}
 		id := a.header.Get("X-Request-Id")
 		hitIDs = append(hitIDs, id)
@@ -143,8 +143,8 @@ func TestResponseCache(t *testing.T) {
 
 	// Streamed: the same answer as SSE, from the cache.
 	st := postCached(t, s, demoKey, strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true,"stream_options":{"include_usage":true}`, 1))
-	if st.status != http.StatusOK || st.header.Get("X-Cache") != "hit" || !strings.HasPrefix(st.header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("streamed: %d x-cache %q content-type %q: %s", st.status, st.header.Get("X-Cache"), st.header.Get("Content-Type"), st.body)
+	if st.status != http.StatusOK || st.header.Get("x-switchyard-cache") != "hit" || !strings.HasPrefix(st.header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("streamed: %d x-cache %q content-type %q: %s", st.status, st.header.Get("x-switchyard-cache"), st.header.Get("Content-Type"), st.body)
 	}
 	text, done, usage := sseText(t, st.body)
 	if text != want || !done || !usage {
@@ -159,39 +159,39 @@ func TestResponseCache(t *testing.T) {
 	streamed := cacheBody("does a stream stay?", `,"stream":true`)
 	sm := postCached(t, s, demoKey, streamed)
 	smText, smDone, _ := sseText(t, sm.body)
-	if sm.status != http.StatusOK || sm.header.Get("X-Cache") != "miss" || sm.header.Get("X-Provider-Used") != "openai" || smText == "" || !smDone {
-		t.Fatalf("streamed miss: %d x-cache %q provider %q: %s", sm.status, sm.header.Get("X-Cache"), sm.header.Get("X-Provider-Used"), sm.body)
+	if sm.status != http.StatusOK || sm.header.Get("x-switchyard-cache") != "miss" || sm.header.Get("x-switchyard-provider") != "openai" || smText == "" || !smDone {
+		t.Fatalf("streamed miss: %d x-cache %q provider %q: %s", sm.status, sm.header.Get("x-switchyard-cache"), sm.header.Get("x-switchyard-provider"), sm.body)
 	}
 	var sh answer
 	for i := 0; i < 5; i++ {
-		if sh = postCached(t, s, demoKey, streamed); sh.header.Get("X-Cache") == "hit" {
+		if sh = postCached(t, s, demoKey, streamed); sh.header.Get("x-switchyard-cache") == "hit" {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if shText, _, _ := sseText(t, sh.body); sh.header.Get("X-Cache") != "hit" || shText != smText {
-		t.Fatalf("the streamed answer's streamed repeat: x-cache %q, %q; want a hit saying %q", sh.header.Get("X-Cache"), shText, smText)
+	if shText, _, _ := sseText(t, sh.body); sh.header.Get("x-switchyard-cache") != "hit" || shText != smText {
+		t.Fatalf("the streamed answer's streamed repeat: x-cache %q, %q; want a hit saying %q", sh.header.Get("x-switchyard-cache"), shText, smText)
 	}
 	wh := postCached(t, s, demoKey, cacheBody("does a stream stay?", ""))
-	if wh.status != http.StatusOK || wh.header.Get("X-Cache") != "hit" || content(t, wh) != smText {
-		t.Errorf("the streamed answer's repeat, whole: %d x-cache %q: %s; want a hit saying %q", wh.status, wh.header.Get("X-Cache"), wh.body, smText)
+	if wh.status != http.StatusOK || wh.header.Get("x-switchyard-cache") != "hit" || content(t, wh) != smText {
+		t.Errorf("the streamed answer's repeat, whole: %d x-cache %q: %s; want a hit saying %q", wh.status, wh.header.Get("x-switchyard-cache"), wh.body, smText)
 	}
 
 	// Per tenant, deterministic only, and the client's opt-out.
-	if a := postCached(t, s, "sk-local-team", body); a.header.Get("X-Cache") != "miss" {
-		t.Errorf("another tenant's identical request: x-cache %q, want miss", a.header.Get("X-Cache"))
+	if a := postCached(t, s, "sk-local-team", body); a.header.Get("x-switchyard-cache") != "miss" {
+		t.Errorf("another tenant's identical request: x-cache %q, want miss", a.header.Get("x-switchyard-cache"))
 	}
 	random := strings.Replace(body, `"temperature":0`, `"temperature":0.7`, 1)
 	for range 2 {
-		if a := postCached(t, s, demoKey, random); a.status != http.StatusOK || a.header.Get("X-Cache") != "" {
-			t.Errorf("temperature 0.7: %d x-cache %q, want no cache", a.status, a.header.Get("X-Cache"))
+		if a := postCached(t, s, demoKey, random); a.status != http.StatusOK || a.header.Get("x-switchyard-cache") != "" {
+			t.Errorf("temperature 0.7: %d x-cache %q, want no cache", a.status, a.header.Get("x-switchyard-cache"))
 		}
 	}
-	if a := postCached(t, s, demoKey, random, "X-Switchyard-Cache", "on"); a.header.Get("X-Cache") != "miss" {
-		t.Errorf("temperature 0.7 asking for the cache: x-cache %q, want miss", a.header.Get("X-Cache"))
+	if a := postCached(t, s, demoKey, random, "X-Switchyard-Cache", "on"); a.header.Get("x-switchyard-cache") != "miss" {
+		t.Errorf("temperature 0.7 asking for the cache: x-cache %q, want miss", a.header.Get("x-switchyard-cache"))
 	}
-	if a := postCached(t, s, demoKey, body, "X-Switchyard-Cache", "off"); a.header.Get("X-Cache") != "" || a.header.Get("X-Provider-Used") != "openai" {
-		t.Errorf("opting out: x-cache %q provider %q, want none and openai", a.header.Get("X-Cache"), a.header.Get("X-Provider-Used"))
+	if a := postCached(t, s, demoKey, body, "X-Switchyard-Cache", "off"); a.header.Get("x-switchyard-cache") != "" || a.header.Get("x-switchyard-provider") != "openai" {
+		t.Errorf("opting out: x-cache %q provider %q, want none and openai", a.header.Get("x-switchyard-cache"), a.header.Get("x-switchyard-provider"))
 	}
 
 	// Each replica flushes its own ledger writer: wait for both.
@@ -270,37 +270,37 @@ func TestResponseCacheForNamedTenants(t *testing.T) {
 	body := cacheBody("who is cached?", "")
 	for i, want := range []string{"miss", "hit"} {
 		a := postCached(t, s, "sk-local-team", body)
-		for j := 0; want == "hit" && a.header.Get("X-Cache") == "miss" && j < 5; j++ {
+		for j := 0; want == "hit" && a.header.Get("x-switchyard-cache") == "miss" && j < 5; j++ {
 			// the miss is stored once its exchange is done, a moment after its client has it
 			time.Sleep(100 * time.Millisecond)
 			a = postCached(t, s, "sk-local-team", body)
 		}
-		if a.status != http.StatusOK || a.header.Get("X-Cache") != want {
-			t.Errorf("team's request %d: %d x-cache %q, want %s", i, a.status, a.header.Get("X-Cache"), want)
+		if a.status != http.StatusOK || a.header.Get("x-switchyard-cache") != want {
+			t.Errorf("team's request %d: %d x-cache %q, want %s", i, a.status, a.header.Get("x-switchyard-cache"), want)
 		}
 	}
 	for i := range 2 {
-		if a := postCached(t, s, demoKey, body); a.status != http.StatusOK || a.header.Get("X-Cache") != "" || a.header.Get("X-Provider-Used") != "openai" {
-			t.Errorf("demo's request %d: %d x-cache %q provider %q; want no cache, openai", i, a.status, a.header.Get("X-Cache"), a.header.Get("X-Provider-Used"))
+		if a := postCached(t, s, demoKey, body); a.status != http.StatusOK || a.header.Get("x-switchyard-cache") != "" || a.header.Get("x-switchyard-provider") != "openai" {
+			t.Errorf("demo's request %d: %d x-cache %q provider %q; want no cache, openai", i, a.status, a.header.Get("x-switchyard-cache"), a.header.Get("x-switchyard-provider"))
 		}
 	}
 }
 
 // TestDegradedMode: once an answer's ttl has passed it is no longer
 // served, but when every attempt fails — the providers answer 500, or all
-// are down — it is, with X-Degraded: true; a request never answered
+// are down — it is, with x-switchyard-degraded: true; a request never answered
 // before still gets the 503.
 func TestDegradedMode(t *testing.T) {
 	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s", "")}})
 	body := cacheBody("degrade me gracefully", "")
 	first := postCached(t, s, demoKey, body)
-	if first.status != http.StatusOK || first.header.Get("X-Cache") != "miss" {
-		t.Fatalf("first: %d x-cache %q: %s", first.status, first.header.Get("X-Cache"), first.body)
+	if first.status != http.StatusOK || first.header.Get("x-switchyard-cache") != "miss" {
+		t.Fatalf("first: %d x-cache %q: %s", first.status, first.header.Get("x-switchyard-cache"), first.body)
 	}
 	want := content(t, first)
 	time.Sleep(2 * time.Second) // past the ttl
-	if a := postCached(t, s, demoKey, body); a.header.Get("X-Cache") != "miss" || a.header.Get("X-Degraded") != "" {
-		t.Fatalf("past the ttl with providers up: x-cache %q x-degraded %q, want a miss", a.header.Get("X-Cache"), a.header.Get("X-Degraded"))
+	if a := postCached(t, s, demoKey, body); a.header.Get("x-switchyard-cache") != "miss" || a.header.Get("x-switchyard-degraded") != "" {
+		t.Fatalf("past the ttl with providers up: x-cache %q x-switchyard-degraded %q, want a miss", a.header.Get("x-switchyard-cache"), a.header.Get("x-switchyard-degraded"))
 	}
 	time.Sleep(2 * time.Second)
 
@@ -310,23 +310,23 @@ func TestDegradedMode(t *testing.T) {
 		}
 	}
 	a := postCached(t, s, demoKey, body)
-	if a.status != http.StatusOK || a.header.Get("X-Degraded") != "true" || a.header.Get("X-Cache") != "stale" {
-		t.Fatalf("every attempt failing: %d x-degraded %q x-cache %q: %s", a.status, a.header.Get("X-Degraded"), a.header.Get("X-Cache"), a.body)
+	if a.status != http.StatusOK || a.header.Get("x-switchyard-degraded") != "true" || a.header.Get("x-switchyard-cache") != "stale" {
+		t.Fatalf("every attempt failing: %d x-switchyard-degraded %q x-cache %q: %s", a.status, a.header.Get("x-switchyard-degraded"), a.header.Get("x-switchyard-cache"), a.body)
 	}
 	if got := content(t, a); got != want {
 		t.Errorf("degraded answer %q, want the cached %q", got, want)
 	}
-	if n := a.header.Get("X-Fallback-Count"); n == "" || n == "0" {
-		t.Logf("x-fallback-count %q", n)
+	if n := a.header.Get("x-switchyard-fallback-count"); n == "" || n == "0" {
+		t.Logf("x-switchyard-fallback-count %q", n)
 	}
 	// Streamed, the failed attempts' 500 becomes the stale answer as SSE.
 	as := postCached(t, s, demoKey, strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1))
-	if as.status != http.StatusOK || as.header.Get("X-Degraded") != "true" || !strings.HasPrefix(as.header.Get("Content-Type"), "text/event-stream") ||
+	if as.status != http.StatusOK || as.header.Get("x-switchyard-degraded") != "true" || !strings.HasPrefix(as.header.Get("Content-Type"), "text/event-stream") ||
 		!strings.Contains(string(as.body), "data: [DONE]") {
-		t.Errorf("every attempt failing, streamed: %d x-degraded %q content-type %q: %s", as.status, as.header.Get("X-Degraded"), as.header.Get("Content-Type"), as.body)
+		t.Errorf("every attempt failing, streamed: %d x-switchyard-degraded %q content-type %q: %s", as.status, as.header.Get("x-switchyard-degraded"), as.header.Get("Content-Type"), as.body)
 	}
-	if b := postCached(t, s, demoKey, cacheBody("never asked before", "")); b.status != http.StatusServiceUnavailable || b.header.Get("X-Degraded") != "" {
-		t.Errorf("a new request with every attempt failing: %d x-degraded %q, want the 503", b.status, b.header.Get("X-Degraded"))
+	if b := postCached(t, s, demoKey, cacheBody("never asked before", "")); b.status != http.StatusServiceUnavailable || b.header.Get("x-switchyard-degraded") != "" {
+		t.Errorf("a new request with every attempt failing: %d x-switchyard-degraded %q, want the 503", b.status, b.header.Get("x-switchyard-degraded"))
 	}
 	for _, p := range []string{"openai", "anthropic", "gemini"} {
 		_ = s.Sim.ClearFault(p)
@@ -338,8 +338,8 @@ func TestDegradedMode(t *testing.T) {
 	defer admin(t, s, http.MethodPost, "/admin/fault/up", `{"provider":"all"}`)
 	stream := strings.Replace(body, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
 	d := postCached(t, s, demoKey, stream)
-	if d.status != http.StatusOK || d.header.Get("X-Degraded") != "true" || !strings.Contains(string(d.body), "data: [DONE]") {
-		t.Fatalf("every provider down, streamed: %d x-degraded %q: %s", d.status, d.header.Get("X-Degraded"), d.body)
+	if d.status != http.StatusOK || d.header.Get("x-switchyard-degraded") != "true" || !strings.Contains(string(d.body), "data: [DONE]") {
+		t.Fatalf("every provider down, streamed: %d x-switchyard-degraded %q: %s", d.status, d.header.Get("x-switchyard-degraded"), d.body)
 	}
 	rows := ledgerRecords(t, s)
 	for _, id := range []string{a.header.Get("X-Request-Id"), as.header.Get("X-Request-Id"), d.header.Get("X-Request-Id")} {

@@ -30,7 +30,7 @@ func TestChatCompletion(t *testing.T) {
 	if got.Usage.PromptTokens == 0 || got.Usage.CompletionTokens == 0 || got.Usage.TotalTokens != got.Usage.PromptTokens+got.Usage.CompletionTokens {
 		t.Errorf("usage = %+v; want non-zero, consistent counts", got.Usage)
 	}
-	for k, want := range map[string]string{"X-Model-Used": "gpt-4o-mini", "X-Provider-Used": "openai"} {
+	for k, want := range map[string]string{"x-switchyard-model": "gpt-4o-mini", "x-switchyard-provider": "openai"} {
 		if v := resp.Header.Get(k); v != want {
 			t.Errorf("%s = %q, want %q", k, v, want)
 		}
@@ -84,8 +84,8 @@ func TestChatCompletionStreamWithUsage(t *testing.T) {
 	if acc.Usage.TotalTokens == 0 || acc.Usage.CompletionTokens == 0 {
 		t.Errorf("usage = %+v; want the final usage chunk", acc.Usage)
 	}
-	if v := resp.Header.Get("X-Model-Used"); v != "gpt-4o-mini" {
-		t.Errorf("X-Model-Used = %q", v)
+	if v := resp.Header.Get("x-switchyard-model"); v != "gpt-4o-mini" {
+		t.Errorf("x-switchyard-model = %q", v)
 	}
 }
 

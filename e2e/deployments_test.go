@@ -100,7 +100,7 @@ func gpt4o(t *testing.T, s *harness.Stack, stream bool) answer {
 
 // servedBy is "provider/model" of an answer, and its fallback count.
 func servedBy(a answer) (string, string) {
-	return a.header.Get("X-Provider-Used") + "/" + a.header.Get("X-Model-Used"), a.header.Get("X-Fallback-Count")
+	return a.header.Get("x-switchyard-provider") + "/" + a.header.Get("x-switchyard-model"), a.header.Get("x-switchyard-fallback-count")
 }
 
 // TestDeployments: gpt-4o on openai and two Azure regions. Weights split
@@ -125,7 +125,7 @@ func TestDeployments(t *testing.T) {
 			if a.status != http.StatusOK || fallbacks != "0" || !strings.HasSuffix(by, "/gpt-4o") {
 				t.Fatalf("%d served by %s after %s fallbacks: %s", a.status, by, fallbacks, a.body)
 			}
-			count[a.header.Get("X-Provider-Used")]++
+			count[a.header.Get("x-switchyard-provider")]++
 		}
 		for p, want := range deploymentShares {
 			// Five standard deviations of a binomial share: a right split
@@ -184,7 +184,7 @@ func TestDeployments(t *testing.T) {
 			if !ok {
 				t.Fatalf("no ledger row for %s", id)
 			}
-			p := ans.header.Get("X-Provider-Used")
+			p := ans.header.Get("x-switchyard-provider")
 			want := deploymentPrices[p].Micros(int(r.InputTokens), int(r.CachedTokens), int(r.OutputTokens))
 			if r.Provider != p || r.ServedModel != "gpt-4o" || r.CostMicros != want || want == 0 {
 				t.Errorf("row %s: %s/%s at %d micro-USD; want %s/gpt-4o at %d (%d in, %d out)", id, r.Provider, r.ServedModel, r.CostMicros, p, want, r.InputTokens, r.OutputTokens)
@@ -306,7 +306,7 @@ func TestDeploymentBreaker(t *testing.T) {
 		if a.status != http.StatusOK || fallbacks != "0" || by == "azure-east/gpt-4o" || !strings.HasSuffix(by, "/gpt-4o") {
 			t.Fatalf("%d served by %s after %s fallbacks: %s", a.status, by, fallbacks, a.body)
 		}
-		if strings.Contains(a.header.Get("X-Route-Reason"), "skipped azure-east/gpt-4o (breaker open") {
+		if strings.Contains(a.header.Get("x-switchyard-route-reason"), "skipped azure-east/gpt-4o (breaker open") {
 			skipped++
 		}
 	}
@@ -342,7 +342,7 @@ func TestDeploymentsLeastInFlight(t *testing.T) {
 			if a.status != http.StatusOK || fallbacks != "0" || !strings.HasSuffix(by, "/gpt-4o") {
 				t.Fatalf("%d served by %s after %s fallbacks: %s", a.status, by, fallbacks, a.body)
 			}
-			c[a.header.Get("X-Provider-Used")]++
+			c[a.header.Get("x-switchyard-provider")]++
 		}
 		return c
 	}

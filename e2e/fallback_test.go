@@ -81,11 +81,11 @@ func TestFallbackAcrossProviders(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the client saw the failure: %v", err)
 			}
-			if h := resp.Header.Get("X-Model-Used"); h != tt.wantModel || resp.Header.Get("X-Provider-Used") != tt.wantVendor {
-				t.Errorf("served by %s/%s, want %s/%s", resp.Header.Get("X-Provider-Used"), h, tt.wantVendor, tt.wantModel)
+			if h := resp.Header.Get("x-switchyard-model"); h != tt.wantModel || resp.Header.Get("x-switchyard-provider") != tt.wantVendor {
+				t.Errorf("served by %s/%s, want %s/%s", resp.Header.Get("x-switchyard-provider"), h, tt.wantVendor, tt.wantModel)
 			}
-			if resp.Header.Get("X-Fallback-Count") != "1" || resp.Header.Get("X-Route-Reason") == "" {
-				t.Errorf("X-Fallback-Count %q, X-Route-Reason %q", resp.Header.Get("X-Fallback-Count"), resp.Header.Get("X-Route-Reason"))
+			if resp.Header.Get("x-switchyard-fallback-count") != "1" || resp.Header.Get("x-switchyard-route-reason") == "" {
+				t.Errorf("x-switchyard-fallback-count %q, x-switchyard-route-reason %q", resp.Header.Get("x-switchyard-fallback-count"), resp.Header.Get("x-switchyard-route-reason"))
 			}
 			if got.Model != tt.model || !strings.Contains(got.Choices[0].Message.Content, "fall back please") || got.Usage.TotalTokens == 0 {
 				t.Errorf("answer not in OpenAI form for the requested model: %s", got.RawJSON())
@@ -104,8 +104,8 @@ func TestFallbackAcrossProviders(t *testing.T) {
 			if err := stream.Err(); err != nil {
 				t.Fatalf("streamed fallback: %v", err)
 			}
-			if resp.Header.Get("X-Model-Used") != tt.wantModel || !strings.Contains(acc.Choices[0].Message.Content, "stream it anyway") || acc.Usage.TotalTokens == 0 {
-				t.Errorf("streamed: served by %s, content %q, usage %+v", resp.Header.Get("X-Model-Used"), acc.Choices[0].Message.Content, acc.Usage)
+			if resp.Header.Get("x-switchyard-model") != tt.wantModel || !strings.Contains(acc.Choices[0].Message.Content, "stream it anyway") || acc.Usage.TotalTokens == 0 {
+				t.Errorf("streamed: served by %s, content %q, usage %+v", resp.Header.Get("x-switchyard-model"), acc.Choices[0].Message.Content, acc.Usage)
 			}
 		})
 	}
@@ -169,7 +169,7 @@ func TestFirstByteTimeoutFailsOver(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stream=%v: %v", stream, err)
 		}
-		if got := resp.Header.Get("X-Model-Used"); got != "claude-3-5-haiku" {
+		if got := resp.Header.Get("x-switchyard-model"); got != "claude-3-5-haiku" {
 			t.Errorf("stream=%v: served by %q; want the fallback after the 1s per-try timeout", stream, got)
 		}
 	}
@@ -215,8 +215,8 @@ func TestProvidersGetOnlyTheGatewaysRequest(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Provider-Used") != tc.provider {
-				t.Fatalf("status %d from %q, want 200 from %s", resp.StatusCode, resp.Header.Get("X-Provider-Used"), tc.provider)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("x-switchyard-provider") != tc.provider {
+				t.Fatalf("status %d from %q, want 200 from %s", resp.StatusCode, resp.Header.Get("x-switchyard-provider"), tc.provider)
 			}
 			st, err := s.Sim.Stats(tc.provider)
 			if err != nil {

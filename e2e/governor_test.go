@@ -56,9 +56,9 @@ func TestGovernorSteersAutoToCheapModels(t *testing.T) {
 	}{{"sk-e2e-lavish", false}, {"sk-e2e-frugal", true}} {
 		for range 3 {
 			a := chatAs(t, fresh, s, tc.key, "auto", 5)
-			model := a.header.Get("X-Model-Used")
+			model := a.header.Get("x-switchyard-model")
 			if a.status != http.StatusOK || cheap[model] != tc.wantCheap || (!tc.wantCheap && model != "claude-3-5-sonnet") {
-				t.Errorf("%s: %d served by %q (%s); want a cheap model: %v", tc.key, a.status, model, a.header.Get("X-Route-Reason"), tc.wantCheap)
+				t.Errorf("%s: %d served by %q (%s); want a cheap model: %v", tc.key, a.status, model, a.header.Get("x-switchyard-route-reason"), tc.wantCheap)
 			}
 		}
 	}

@@ -129,8 +129,8 @@ func TestClientTimeoutHeadersIgnored(t *testing.T) {
 		a := chatAs(t, fresh, s, demoKey, "gpt-4o-mini", 10,
 			"x-envoy-upstream-rq-per-try-timeout-ms", "1", "x-envoy-upstream-rq-timeout-ms", "1",
 			"x-envoy-retry-on", "5xx", "x-envoy-hedge-on-per-try-timeout", "true")
-		if a.status != http.StatusOK || a.header.Get("X-Provider-Used") != "openai" {
-			t.Fatalf("%d from %q: %s; want 200 from openai, whatever the client's timeout headers say", a.status, a.header.Get("X-Provider-Used"), a.body)
+		if a.status != http.StatusOK || a.header.Get("x-switchyard-provider") != "openai" {
+			t.Fatalf("%d from %q: %s; want 200 from openai, whatever the client's timeout headers say", a.status, a.header.Get("x-switchyard-provider"), a.body)
 		}
 	}
 }

@@ -143,8 +143,8 @@ func TestRealProviders(t *testing.T) {
 				!strings.HasPrefix(got.Choices[0].Message.Content, "Hello from ") || got.Usage.TotalTokens == 0 {
 				t.Errorf("answer = %+v; want the upstream's reply in OpenAI form", got)
 			}
-			if p := resp.Header.Get("X-Provider-Used"); p != tc.provider {
-				t.Errorf("X-Provider-Used = %q, want %q", p, tc.provider)
+			if p := resp.Header.Get("x-switchyard-provider"); p != tc.provider {
+				t.Errorf("x-switchyard-provider = %q, want %q", p, tc.provider)
 			}
 			st, err := up.Stats(tc.provider)
 			if err != nil {

@@ -72,7 +72,7 @@ func TestResponsesEveryProvider(t *testing.T) {
 		if err != nil {
 			t.Fatalf("responses: %v", err)
 		}
-		if p := resp.Header.Get("X-Provider-Used"); p != provider {
+		if p := resp.Header.Get("x-switchyard-provider"); p != provider {
 			t.Errorf("served by %q, want %q", p, provider)
 		}
 		if got.Object != "response" || got.Status != responses.ResponseStatusCompleted || got.Model != model || !strings.HasPrefix(got.ID, "resp_") {

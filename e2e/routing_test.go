@@ -84,7 +84,7 @@ func served(t *testing.T, s *harness.Stack, model, user string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return resp.Header.Get("X-Model-Used"), nil
+	return resp.Header.Get("x-switchyard-model"), nil
 }
 
 func requests(t *testing.T, s *harness.Stack, provider string) int {
@@ -287,7 +287,7 @@ func TestStickiness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return resp.Header.Get("X-Model-Used")
+		return resp.Header.Get("x-switchyard-model")
 	}
 	hard := "Prove step by step that the sum of the first n odd numbers is n squared, then derive a closed form for the sum of cubes, explain why each step holds and compare the two proofs in detail."
 	strong := ask("alice", hard)

@@ -106,8 +106,8 @@ func TestSameClientEveryKind(t *testing.T) {
 		if u.PromptTokens == 0 || u.CompletionTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
 			t.Errorf("usage = %+v", u)
 		}
-		if resp.Header.Get("X-Provider-Used") != provider || resp.Header.Get("X-Model-Used") != model {
-			t.Errorf("served by %s/%s", resp.Header.Get("X-Provider-Used"), resp.Header.Get("X-Model-Used"))
+		if resp.Header.Get("x-switchyard-provider") != provider || resp.Header.Get("x-switchyard-model") != model {
+			t.Errorf("served by %s/%s", resp.Header.Get("x-switchyard-provider"), resp.Header.Get("x-switchyard-model"))
 		}
 		noNativeFields(t, got.RawJSON())
 	})

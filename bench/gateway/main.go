@@ -361,7 +361,7 @@ func post(client *http.Client, t target) (status int, model string, err error) {
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return 0, "", err
 	}
-	return resp.StatusCode, resp.Header.Get("X-Model-Used"), nil
+	return resp.StatusCode, resp.Header.Get("x-switchyard-model"), nil
 }
 
 func newRequest(t target) *http.Request {

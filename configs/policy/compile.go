@@ -972,6 +972,12 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		}
 		t.Apps[a.Name] = &App{Name: a.Name, Budget: c.budget(s.src, d, field+".budget_usd", a.Budget), RateLimit: c.rateLimit(s.src, d, field+".rate_limit", a.RateLimit)}
 	}
+	if s.DefaultApp != "" {
+		if t.Apps[s.DefaultApp] == nil {
+			c.at(s.src, d, "default_app", "names no app of the tenant (got %q)", s.DefaultApp)
+		}
+		t.DefaultApp = s.DefaultApp
+	}
 	if s.Audit != nil {
 		t.CapturePrompts = s.Audit.CapturePrompts
 	} else {
@@ -981,7 +987,7 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 	keyNames := map[string]bool{}
 	for j, k := range s.Keys {
 		field := "keys[" + strconv.Itoa(j) + "]"
-		key := &Key{Name: k.Name, App: k.App, Tenant: t}
+		key := &Key{Name: k.Name, App: k.App, DefaultApp: k.DefaultApp, Tenant: t}
 		before := len(c.probs)
 		key.Budget = c.budget(s.src, d, field+".budget_usd", k.Budget)
 		key.RateLimit = c.rateLimit(s.src, d, field+".rate_limit", k.RateLimit)
@@ -990,6 +996,13 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		}
 		if k.App != "" && len(s.Apps) > 0 && t.Apps[k.App] == nil {
 			c.at(s.src, d, field+".app", "names no app of the tenant (got %q)", k.App)
+		}
+		switch {
+		case k.DefaultApp == "":
+		case k.App != "":
+			c.at(s.src, d, field+".default_app", "is for keys bound to no app; this key is bound to %q", k.App)
+		case t.Apps[k.DefaultApp] == nil:
+			c.at(s.src, d, field+".default_app", "names no app of the tenant (got %q)", k.DefaultApp)
 		}
 		ok = ok && len(c.probs) == before
 		if k.Name == "" || keyNames[k.Name] {

@@ -200,7 +200,7 @@ type CacheArgs struct {
 	// keeps answers for TTL.
 	MemoryTTL time.Duration
 	// StaleFor is how long past TTL an answer is kept for degraded mode:
-	// served, marked X-Degraded, when every attempt failed. 0 turns
+	// served, marked X-Switchyard-Degraded, when every attempt failed. 0 turns
 	// degraded mode off.
 	StaleFor time.Duration
 	// DeterministicOnly caches only requests with temperature 0, or whose

@@ -423,20 +423,27 @@ type Tenant struct {
 	RateLimit               RateLimit
 	// Downgrade serves an over-budget request from a cheaper capable model
 	// instead of refusing it.
-	Downgrade      bool
-	Apps           map[string]*App
+	Downgrade bool
+	Apps      map[string]*App
+	// DefaultApp is the app of a request that names none, of a key bound
+	// to none and with no default of its own; empty: none.
+	DefaultApp     string
 	CapturePrompts bool
 }
 
 // Key is a virtual key known by its SHA-256 hash.
 type Key struct {
-	Name      string
-	App       string
-	Tenant    *Tenant
-	Models    map[string]bool // nil means the tenant's models
-	Hash      [32]byte
-	RateLimit RateLimit
-	Budget    Budget
+	Name string
+	// App is the app the key is bound to; empty: none.
+	App string
+	// DefaultApp is the app of a request that names none; empty: the
+	// tenant's.
+	DefaultApp string
+	Tenant     *Tenant
+	Models     map[string]bool // nil means the tenant's models
+	Hash       [32]byte
+	RateLimit  RateLimit
+	Budget     Budget
 	// MaxCostPerRequestMicros is 0 when unset.
 	MaxCostPerRequestMicros int64
 }

@@ -385,8 +385,12 @@ type TenantSpec struct {
 	// refuse (the default) or downgrade (serve it from a cheaper capable
 	// model when one fits).
 	OverBudget string `yaml:"over_budget"`
-	// Apps are the tenant's applications, which X-App may name.
+	// Apps are the tenant's applications, which X-Switchyard-App may name.
 	Apps []AppSpec `yaml:"apps"`
+	// DefaultApp is the app a request of a key bound to none acts as when
+	// it names none, so that an app's limits cannot be escaped by naming
+	// no app.
+	DefaultApp string `yaml:"default_app"`
 	// Audit overrides the gateway's audit settings for this tenant.
 	Audit *AuditSpec `yaml:"audit"`
 }
@@ -428,12 +432,17 @@ type TenantRoutingSpec struct {
 
 // KeySpec is a virtual key, stored only as its SHA-256.
 type KeySpec struct {
-	Name      string         `yaml:"name"`
-	App       string         `yaml:"app"`
-	SHA256    string         `yaml:"sha256"`
-	Models    []string       `yaml:"models"`
-	RateLimit *RateLimitSpec `yaml:"rate_limit"`
-	Budget    *BudgetSpec    `yaml:"budget_usd"`
+	Name string `yaml:"name"`
+	// App binds the key to one app of its tenant.
+	App string `yaml:"app"`
+	// DefaultApp is the app the key's requests act as when they name none
+	// (the tenant's default_app otherwise); unlike App, a request may name
+	// another app of the tenant.
+	DefaultApp string         `yaml:"default_app"`
+	SHA256     string         `yaml:"sha256"`
+	Models     []string       `yaml:"models"`
+	RateLimit  *RateLimitSpec `yaml:"rate_limit"`
+	Budget     *BudgetSpec    `yaml:"budget_usd"`
 	// MaxCostPerRequestUSD refuses a request of this key whose worst-case
 	// cost is higher (the tenant's cap applies too).
 	MaxCostPerRequestUSD *float64 `yaml:"max_cost_per_request_usd"`

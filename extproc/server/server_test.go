@@ -234,7 +234,7 @@ func TestRequestLifecycle(t *testing.T) {
 	}
 	rh := resp.GetResponseHeaders().GetResponse().GetHeaderMutation()
 	rs := setOf(rh)
-	if rs["x-model-used"] != "mini" || rs["x-provider-used"] != "oa" || rs["x-request-id"] != "rid-1" {
+	if rs["x-switchyard-model"] != "mini" || rs["x-switchyard-provider"] != "oa" || rs["x-request-id"] != "rid-1" {
 		t.Errorf("response headers = %v", rs)
 	}
 	if !contains(rh.GetRemoveHeaders(), "openai-organization") || !contains(rh.GetRemoveHeaders(), "content-length") {

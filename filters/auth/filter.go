@@ -13,8 +13,10 @@
 // client's Authorization header is removed from the request before it can
 // reach a provider.
 //
-// An X-App header names the calling app, but only among the apps of the
-// key's tenant, and never another app than the one a key is bound to.
+// An X-Switchyard-App header names the calling app, but only among the
+// apps of the key's tenant, and never another app than the one a key is
+// bound to. A refusal after the key is known is the key's tenant's: its
+// ledger row names the tenant, the key and the key's app.
 package auth
 
 import (
@@ -69,7 +71,7 @@ func (*Filter) Uses() []filters.Use {
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
 	x.RemoveRequestHeader("x-api-key")
-	x.RemoveRequestHeader("x-app")
+	x.RemoveRequestHeader(filters.HeaderApp)
 	token := filters.BearerToken(x.Header)
 	if token == "" {
 		token = strings.TrimSpace(x.Header.Get("x-api-key"))
@@ -86,11 +88,12 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 			return err
 		}
 	}
-	app, err := callerApp(key, x.Header.Get("x-app"))
+	x.Caller = filters.Caller{Tenant: key.Tenant, Key: key, KeyName: key.Name, App: defaultApp(key)}
+	app, err := callerApp(key, x.Header.Get(filters.HeaderApp))
 	if err != nil {
 		return err
 	}
-	x.Caller = filters.Caller{Tenant: key.Tenant, Key: key, KeyName: key.Name, App: app}
+	x.Caller.App = app
 	return nil
 }
 
@@ -161,21 +164,33 @@ func KeyOf(rec store.KeyRecord, t *policy.Tenant, hash [32]byte) *policy.Key {
 	return k
 }
 
-// callerApp is the app a request acts as: the key's, or the one X-App
-// names among its tenant's apps.
+// callerApp is the app a request acts as: the one X-Switchyard-App names
+// among its tenant's apps, else the key's (bound or default), else the
+// tenant's default.
 func callerApp(k *policy.Key, header string) (string, error) {
 	app := strings.TrimSpace(header)
 	switch {
 	case app == "":
-		return k.App, nil
+		return defaultApp(k), nil
 	case k.App != "" && app != k.App:
 		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "app_not_allowed",
 			"this API key belongs to app %q and may not act as app %q", k.App, app)
 	case k.Tenant.Apps[app] == nil:
 		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "unknown_app",
-			"X-App names %q, which is not an app of your tenant", app)
+			"X-Switchyard-App names %q, which is not an app of your tenant", app)
 	}
 	return app, nil
+}
+
+// defaultApp is the app of a key's request that names none.
+func defaultApp(k *policy.Key) string {
+	switch {
+	case k.App != "":
+		return k.App
+	case k.DefaultApp != "":
+		return k.DefaultApp
+	}
+	return k.Tenant.DefaultApp
 }
 
 var _ filters.RequestHeadersHook = (*Filter)(nil)

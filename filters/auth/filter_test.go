@@ -36,7 +36,13 @@ tenants:
       - {name: web-only, app: web, sha256: %s}
   - name: solo
     keys: [{name: s, sha256: %s}]
-`, sha("sk-any"), sha("sk-web"), sha("sk-solo"))
+  - name: teams
+    apps: [{name: chat}, {name: cli}]
+    default_app: chat
+    keys:
+      - {name: unbound, sha256: %s}
+      - {name: to-cli, default_app: cli, sha256: %s}
+`, sha("sk-any"), sha("sk-web"), sha("sk-solo"), sha("sk-teams"), sha("sk-to-cli"))
 
 // down is a key ring that cannot be reached.
 type down struct{ store.KeyRing }
@@ -72,7 +78,11 @@ func TestRequestHeaders(t *testing.T) {
 		ring       store.KeyRing
 		token, app string
 		// apiKey sends the token as X-Api-Key, as Anthropic's clients do.
-		apiKey     bool
+		apiKey bool
+		// header is another request header the client sends.
+		header filters.Header
+		// want is the caller, refused or not: a refusal after the key is
+		// known is the key's tenant's.
 		want       caller
 		wantStatus int
 		wantCode   string
@@ -89,11 +99,16 @@ func TestRequestHeaders(t *testing.T) {
 		{name: "runtime key of a tenant no longer in the policy", ring: ring, token: "sk-orphan", wantStatus: 401, wantCode: "invalid_api_key"},
 		{name: "store unreachable", ring: down{}, token: "sk-runtime", wantStatus: 503, wantCode: "key_store_unavailable"},
 		{name: "store unreachable does not hold up policy keys", ring: down{}, token: "sk-any", want: caller{"acme", "any-app", ""}},
-		{name: "X-App names an app of the tenant", ring: ring, token: "sk-any", app: "batch", want: caller{"acme", "any-app", "batch"}},
-		{name: "X-App names an unknown app", ring: ring, token: "sk-any", app: "other", wantStatus: 403, wantCode: "unknown_app"},
-		{name: "X-App on a tenant without apps", ring: ring, token: "sk-solo", app: "web", wantStatus: 403, wantCode: "unknown_app"},
-		{name: "X-App may not move a bound key", ring: ring, token: "sk-web", app: "batch", wantStatus: 403, wantCode: "app_not_allowed"},
-		{name: "X-App may repeat a bound key's app", ring: ring, token: "sk-web", app: "web", want: caller{"acme", "web-only", "web"}},
+		{name: "the app header names an app of the tenant", ring: ring, token: "sk-any", app: "batch", want: caller{"acme", "any-app", "batch"}},
+		{name: "the app header names an unknown app", ring: ring, token: "sk-any", app: "other", want: caller{"acme", "any-app", ""}, wantStatus: 403, wantCode: "unknown_app"},
+		{name: "the app header on a tenant without apps", ring: ring, token: "sk-solo", app: "web", want: caller{"solo", "s", ""}, wantStatus: 403, wantCode: "unknown_app"},
+		{name: "the app header may not move a bound key", ring: ring, token: "sk-web", app: "batch", want: caller{"acme", "web-only", "web"}, wantStatus: 403, wantCode: "app_not_allowed"},
+		{name: "the app header may repeat a bound key's app", ring: ring, token: "sk-web", app: "web", want: caller{"acme", "web-only", "web"}},
+		// Claude Code sends X-App: cli on every request, for itself.
+		{name: "X-App is the client's, not an app selector", ring: ring, token: "sk-web", header: filters.Header{Key: "x-app", Value: "cli"}, want: caller{"acme", "web-only", "web"}},
+		{name: "the tenant's default app", ring: ring, token: "sk-teams", want: caller{"teams", "unbound", "chat"}},
+		{name: "the key's default app", ring: ring, token: "sk-to-cli", want: caller{"teams", "to-cli", "cli"}},
+		{name: "a default app may be overridden", ring: ring, token: "sk-to-cli", app: "chat", want: caller{"teams", "to-cli", "chat"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,11 +121,14 @@ func TestRequestHeaders(t *testing.T) {
 				x.Header = append(x.Header, filters.Header{Key: "authorization", Value: "Bearer " + tc.token})
 			}
 			if tc.app != "" {
-				x.Header = append(x.Header, filters.Header{Key: "x-app", Value: tc.app})
+				x.Header = append(x.Header, filters.Header{Key: filters.HeaderApp, Value: tc.app})
+			}
+			if tc.header.Key != "" {
+				x.Header = append(x.Header, tc.header)
 			}
 			err := f.RequestHeaders(ctx, x)
 			_, removed := x.TakeRequestMutations()
-			if diff := cmp.Diff([]string{"authorization", "x-api-key", "x-app"}, removed); diff != "" {
+			if diff := cmp.Diff([]string{"authorization", "x-api-key", filters.HeaderApp}, removed); diff != "" {
 				t.Errorf("removed request headers (-want +got):\n%s", diff)
 			}
 			if tc.wantStatus != 0 {
@@ -118,14 +136,15 @@ func TestRequestHeaders(t *testing.T) {
 				if e.Status != tc.wantStatus || e.Code != tc.wantCode {
 					t.Fatalf("got %d %s (%v), want %d %s", e.Status, e.Code, err, tc.wantStatus, tc.wantCode)
 				}
-				return
-			}
-			if err != nil {
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			got := caller{x.Caller.Tenant.Name, x.Caller.KeyName, x.Caller.App}
+			var got caller
+			if x.Caller.Tenant != nil {
+				got = caller{x.Caller.Tenant.Name, x.Caller.KeyName, x.Caller.App}
+			}
 			if got != tc.want {
-				t.Errorf("got %+v, want %+v", got, tc.want)
+				t.Errorf("caller: got %+v, want %+v", got, tc.want)
 			}
 		})
 	}

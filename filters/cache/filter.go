@@ -107,7 +107,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 			f.log.WarnContext(ctx, "response cache: redis read failed, a miss", "request_id", x.ID, "error", err.Error())
 		}
 	}
-	x.SetResponseHeader("x-cache", "miss")
+	x.SetResponseHeader(filters.HeaderCache, "miss")
 	return nil
 }
 
@@ -166,10 +166,10 @@ func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filt
 		x.Response.Status = http.StatusOK
 		x.Response.Streaming = x.Chat.Stream
 		x.SetResponseHeader("content-type", ctype)
-		x.SetResponseHeader("x-cache", "stale")
-		x.SetResponseHeader("x-degraded", "true")
-		x.SetResponseHeader("x-model-used", e.Model)
-		x.RemoveResponseHeader("x-provider-used")
+		x.SetResponseHeader(filters.HeaderCache, "stale")
+		x.SetResponseHeader(filters.HeaderDegraded, "true")
+		x.SetResponseHeader(filters.HeaderModel, e.Model)
+		x.RemoveResponseHeader(filters.HeaderProvider)
 		f.account(x, e, "stale")
 	}
 	return nil
@@ -256,9 +256,9 @@ func (f *Filter) stale(ctx context.Context, key string) (cache.Entry, bool) {
 // serve answers x with e from the request side.
 func (f *Filter) serve(x *filters.Exchange, e cache.Entry, how string) {
 	body, ctype := f.render(x, e)
-	h := []filters.Header{{Key: "content-type", Value: ctype}, {Key: "x-cache", Value: how}, {Key: "x-model-used", Value: e.Model}}
+	h := []filters.Header{{Key: "content-type", Value: ctype}, {Key: filters.HeaderCache, Value: how}, {Key: filters.HeaderModel, Value: e.Model}}
 	if how == "stale" {
-		h = append(h, filters.Header{Key: "x-degraded", Value: "true"})
+		h = append(h, filters.Header{Key: filters.HeaderDegraded, Value: "true"})
 	}
 	if x.Chat.Stream {
 		h = append(h, filters.Header{Key: "cache-control", Value: "no-cache"})
@@ -299,7 +299,7 @@ func (f *Filter) keyOf(x *filters.Exchange) (string, bool) {
 	if len(f.args.Tenants) > 0 && !slices.Contains(f.args.Tenants, x.Caller.Tenant.Name) {
 		return "", false
 	}
-	switch x.Header.Get("x-switchyard-cache") {
+	switch x.Header.Get(filters.HeaderCache) {
 	case "off":
 		return "", false
 	case "on":

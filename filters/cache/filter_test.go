@@ -169,7 +169,7 @@ func TestStaleWindow(t *testing.T) {
 			}
 			var degraded bool
 			for _, h := range reply.Header {
-				degraded = degraded || (h.Key == "x-degraded" && h.Value == "true")
+				degraded = degraded || (h.Key == filters.HeaderDegraded && h.Value == "true")
 			}
 			if reply.Status != http.StatusOK || !degraded || x.Cached.How != "stale" || x.Cached.SavedMicros != 0 || x.Usage.CompletionTokens != 2 {
 				t.Errorf("degraded reply %d %+v, cached %+v, usage %+v; want 200 marked degraded, saving nothing, the answer's tokens", reply.Status, reply.Header, x.Cached, x.Usage)

@@ -170,7 +170,7 @@ func TestRefusals(t *testing.T) {
 			}
 			var hdr []filters.Header
 			if tc.app != "" {
-				hdr = append(hdr, filters.Header{Key: "x-app", Value: tc.app})
+				hdr = append(hdr, filters.Header{Key: filters.HeaderApp, Value: tc.app})
 			}
 			for i := range tc.before {
 				x, err := r.send(tc.key, tc.body, hdr...)

@@ -162,12 +162,15 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 }
 
 // user is the end user a request speaks for: OpenAI's user field, else
-// the X-User-Id header.
+// the X-Switchyard-User header (or its first spelling, X-User-Id).
 func user(x *filters.Exchange) string {
 	if x.Chat.User != "" {
 		return x.Chat.User
 	}
-	return x.Header.Get("x-user-id")
+	if u := x.Header.Get(filters.HeaderUser); u != "" {
+		return u
+	}
+	return x.Header.Get(filters.HeaderUserLegacy)
 }
 
 // Attempt implements [filters.AttemptHook]: the attempt counts as under
@@ -232,10 +235,10 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 // ResponseHeaders implements [filters.ResponseHeadersHook].
 func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 	if n := x.AttemptCount(); n > 0 {
-		x.SetResponseHeader("x-fallback-count", strconv.Itoa(n-1))
+		x.SetResponseHeader(filters.HeaderFallbackCount, strconv.Itoa(n-1))
 	}
 	if x.RouteReason != "" {
-		x.SetResponseHeader("x-route-reason", headerSafe(x.RouteReason))
+		x.SetResponseHeader(filters.HeaderRouteReason, headerSafe(x.RouteReason))
 	}
 	return nil
 }

@@ -154,8 +154,8 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 			x.RemoveResponseHeader(h.Key)
 		}
 	}
-	x.SetResponseHeader("x-model-used", a.Target.Model.Name)
-	x.SetResponseHeader("x-provider-used", a.Target.Provider().Name)
+	x.SetResponseHeader(filters.HeaderModel, a.Target.Model.Name)
+	x.SetResponseHeader(filters.HeaderProvider, a.Target.Provider().Name)
 	if x.Response.Streaming {
 		x.SetResponseHeader("content-type", "text/event-stream; charset=utf-8")
 		x.SetResponseHeader("cache-control", "no-cache")
