@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -12,19 +10,41 @@ import (
 // MaxMessages is Anthropic's own limit on the turns of one request.
 const MaxMessages = 100_000
 
+// maxNameBytes bounds the client's strings that name things and travel
+// into ledger rows, logs and error messages, as on the chat route.
+const maxNameBytes = 256
+
+// form is a Messages request's: a tool's input schema, a tool call's
+// input, an output format's schema and metadata are the client's own
+// documents.
+var form = openai.Form{
+	What:        "Messages request",
+	FreeForm:    map[string]bool{"input_schema": true, "input": true, "schema": true, "metadata": true},
+	MaxElements: openai.MaxElements,
+}
+
 // ParseMessagesRequest decodes and checks a /v1/messages body. A token
 // count (countOnly) needs no max_tokens. The error is a 400 naming the
 // parameter, which the route renders in Anthropic's envelope.
+//
+// It reads what the gateway needs (the model, the output cap, the turns
+// and tools it may have to translate) and refuses only what no provider
+// could serve; members, roles and block types it does not know are left
+// for the provider, and for a translation to refuse by name if it cannot
+// map them ([messages.Portable]), so that a client using a feature newer
+// than the gateway still reaches Anthropic.
 func ParseMessagesRequest(body []byte, countOnly bool) (*MessagesRequest, *openai.Error) {
-	if len(body) == 0 {
-		return nil, invalid("", "the request body is empty; send a JSON Messages request")
-	}
 	var r MessagesRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, decodeError(err)
+	if e := openai.DecodeBody(body, &r, form); e != nil {
+		return nil, e
 	}
-	if r.Model == "" {
+	switch {
+	case r.Model == "":
 		return nil, invalid("model", "model: Field required")
+	case len(r.Model) > maxNameBytes:
+		return nil, invalid("model", "model: must be at most %d bytes", maxNameBytes)
+	case r.Metadata != nil && len(r.Metadata.UserID) > maxNameBytes:
+		return nil, invalid("metadata", "metadata.user_id: must be at most %d bytes", maxNameBytes)
 	}
 	if !countOnly {
 		if r.MaxTokens == nil {
@@ -36,11 +56,6 @@ func ParseMessagesRequest(body []byte, countOnly bool) (*MessagesRequest, *opena
 	}
 	if len(r.Messages) == 0 || len(r.Messages) > MaxMessages {
 		return nil, invalid("messages", "messages: must hold between 1 and %d messages", MaxMessages)
-	}
-	for i, b := range r.System {
-		if b.Type != "text" {
-			return nil, invalid("system", "system.%d: only text blocks are allowed, got %q", i, b.Type)
-		}
 	}
 	for i := range r.Messages {
 		if e := checkMessage(&r.Messages[i], i); e != nil {
@@ -58,21 +73,18 @@ func ParseMessagesRequest(body []byte, countOnly bool) (*MessagesRequest, *opena
 			return nil, invalid("tools", "tools.%d.name: Field required", i)
 		}
 	}
-	if c := r.ToolChoice; c != nil {
-		switch {
-		case c.Type == "tool" && c.Name == "":
-			return nil, invalid("tool_choice", "tool_choice.name: Field required for type tool")
-		case c.Type != "auto" && c.Type != "any" && c.Type != "tool" && c.Type != "none":
-			return nil, invalid("tool_choice", `tool_choice.type: must be "auto", "any", "tool" or "none"`)
-		}
+	if c := r.ToolChoice; c != nil && c.Type == "tool" && c.Name == "" {
+		return nil, invalid("tool_choice", "tool_choice.name: Field required for type tool")
 	}
 	return &r, nil
 }
 
+// checkMessage checks what a turn must hold whatever its role; blocks of
+// the types the gateway translates must hold what a translation reads.
 func checkMessage(m *Message, i int) *openai.Error {
 	at := "messages." + strconv.Itoa(i)
-	if m.Role != "user" && m.Role != "assistant" {
-		return invalid("messages", "%s.role: must be \"user\" or \"assistant\", got %q", at, m.Role)
+	if m.Role == "" {
+		return invalid("messages", "%s.role: Field required", at)
 	}
 	if m.Content == nil {
 		return invalid("messages", "%s.content: Field required", at)
@@ -87,7 +99,8 @@ func checkMessage(m *Message, i int) *openai.Error {
 
 func checkBlock(b *Block, role, at string) *openai.Error {
 	switch b.Type {
-	case "text", "thinking", "redacted_thinking":
+	case "":
+		return invalid("messages", "%s.type: Field required", at)
 	case "image", "document":
 		if role != "user" {
 			return invalid("messages", "%s: %s blocks are only allowed in user messages", at, b.Type)
@@ -100,9 +113,8 @@ func checkBlock(b *Block, role, at string) *openai.Error {
 			return invalid("messages", "%s.source: a base64 source needs media_type and data", at)
 		case s.Type == "url" && s.URL == "":
 			return invalid("messages", "%s.source.url: Field required", at)
-		case s.Type == "text" && b.Type == "document":
-		case s.Type != "base64" && s.Type != "url":
-			return invalid("messages", "%s.source.type: must be \"base64\" or \"url\", got %q", at, s.Type)
+		case s.Type == "":
+			return invalid("messages", "%s.source.type: Field required", at)
 		}
 	case "tool_use":
 		if role != "assistant" {
@@ -118,13 +130,6 @@ func checkBlock(b *Block, role, at string) *openai.Error {
 		if b.ToolUseID == "" {
 			return invalid("messages", "%s.tool_use_id: Field required", at)
 		}
-		for k := range b.Content {
-			if t := b.Content[k].Type; t != "text" && t != "image" && t != "document" {
-				return invalid("messages", "%s.content.%d: a tool result holds text, image or document blocks, got %q", at, k, t)
-			}
-		}
-	default:
-		return invalid("messages", "%s.type: unknown content block type %q", at, b.Type)
 	}
 	return nil
 }
@@ -135,20 +140,4 @@ func invalid(param, format string, args ...any) *openai.Error {
 		e.Param = param
 	}
 	return e
-}
-
-// decodeError explains a JSON decoding failure without echoing the body.
-func decodeError(err error) *openai.Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return invalid("", "the request body must be a JSON object")
-		}
-		return invalid(te.Field, "%s: invalid type, expected %s", te.Field, te.Type.Kind())
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalid("", "the request body is not valid JSON (at byte %d)", se.Offset)
-	}
-	return invalid("", "invalid request: %s", err.Error())
 }

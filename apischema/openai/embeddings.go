@@ -83,17 +83,15 @@ const (
 	MaxEmbeddingInputs = 2048
 )
 
+// embeddingsForm bounds no array: an input of token ids is a long array
+// of numbers, as cheap to decode as its bytes.
+var embeddingsForm = Form{What: "embeddings request", FreeForm: map[string]bool{"metadata": true}}
+
 // ParseEmbeddingsRequest decodes and checks an embeddings request body.
 func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, *Error) {
-	if len(body) == 0 {
-		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON embeddings request")
-	}
-	if e := CheckMembers(body); e != nil {
-		return nil, e
-	}
 	var r EmbeddingsRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, decodeError(err)
+	if e := DecodeBody(body, &r, embeddingsForm); e != nil {
+		return nil, e
 	}
 	if e := checkIdentity(r.Model, r.User); e != nil {
 		return nil, e

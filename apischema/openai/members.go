@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
+	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -13,30 +16,66 @@ import (
 // and translators recurse over what they read.
 const maxNesting = 128
 
-// freeForm names members whose value is the client's own document (a JSON
-// Schema, metadata, a token map): its member names are not fields of the
-// protocol, so only exact duplicates are refused inside.
-var freeForm = map[string]bool{"parameters": true, "schema": true, "metadata": true, "logit_bias": true}
+// Form is what one client API's body is, for [DecodeBody].
+type Form struct {
+	// What names the request in the message for an empty body.
+	What string
+	// FreeForm names members whose value is the client's own document (a
+	// JSON Schema, metadata, a tool's input): its member names are not
+	// fields of the protocol, so only exact duplicates are refused inside.
+	FreeForm map[string]bool
+	// MaxElements bounds the array elements of the whole body (messages,
+	// content blocks, tools, enum values...), 0 none: decoding an element
+	// costs far more memory and time than its bytes, so a body of many
+	// tiny blocks is refused before it is decoded.
+	MaxElements int
+}
 
-// CheckMembers refuses a body that nests too deep, or whose objects hold a
-// member twice, or two members whose names differ only in case: Go's
+// ChatForm is a chat completion request's.
+var ChatForm = Form{
+	What:        "chat completion request",
+	FreeForm:    map[string]bool{"parameters": true, "schema": true, "metadata": true, "logit_bias": true},
+	MaxElements: MaxElements,
+}
+
+// MaxElements is the bound on array elements of a chat-like request:
+// about four times what a conversation filling a million-token context
+// holds (a few thousand turns of a few blocks each).
+const MaxElements = 50_000
+
+// DecodeBody is the one way a client's body becomes a request, for every
+// client API: an empty body, a body that nests too deep, holds too many
+// array elements, or an object with a member twice or two members whose
+// names differ only in case is refused before anything is decoded; then v
+// is decoded, and a decoding failure is a 400 naming the field. Go's
 // decoder, which the gateway's rules read through, matches field names
 // case-insensitively and keeps the last, while a provider keeps the one
-// spelled exactly, so "messages" and "Messages" would have the gateway
-// check one conversation and forward another. Malformed JSON is left to
-// the decoder, whose error says where.
-func CheckMembers(body []byte) *Error {
-	s := memberScan{b: body}
+// spelled exactly, so "max_tokens" and "MAX_TOKENS" would have the
+// gateway check one value and forward another.
+func DecodeBody(body []byte, v any, f Form) *Error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON %s", f.What)
+	}
+	s := memberScan{b: body, form: f, fields: fieldsOf(reflect.TypeOf(v))}
 	s.i = s.space(0)
 	s.value(0, false)
-	return s.err
+	if s.err != nil {
+		return s.err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return decodeError(err)
+	}
+	return nil
 }
 
 type memberScan struct {
-	b    []byte
-	i    int
-	err  *Error
-	done bool // an error found, or malformed input
+	b        []byte
+	i        int
+	form     Form
+	fields   *fieldNames
+	elements int
+	err      *Error
+	done     bool // an error found, or malformed input
 }
 
 func (s *memberScan) space(i int) int {
@@ -119,6 +158,12 @@ func (s *memberScan) array(depth int, free bool) {
 		return
 	}
 	for !s.done {
+		if s.elements++; s.form.MaxElements > 0 && s.elements > s.form.MaxElements {
+			s.err = Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value",
+				"the request body holds more than %d array elements (messages, content blocks, tools and the like); send fewer", s.form.MaxElements)
+			s.done = true
+			return
+		}
 		s.value(depth, free)
 		s.i = s.space(s.i)
 		switch {
@@ -169,6 +214,14 @@ func (s *memberScan) object(depth int, free bool) {
 			s.done = true
 			return
 		}
+		if !free && s.fields.misspelt(name) {
+			// Go's decoder would read it as the field; a provider, which
+			// matches names exactly, would not see it at all.
+			s.err = Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value",
+				"the request body holds %q; send each member spelled as the API names it", Clip(name)).WithParam(Clip(name))
+			s.done = true
+			return
+		}
 		names = append(names, name)
 		if index == nil && len(names) > 16 {
 			index = make(map[string]int, 2*len(names))
@@ -184,7 +237,7 @@ func (s *memberScan) object(depth int, free bool) {
 			return
 		}
 		s.i = s.space(s.i + 1)
-		s.value(depth, free || freeForm[name])
+		s.value(depth, free || s.form.FreeForm[name])
 		s.i = s.space(s.i)
 		switch {
 		case s.at(','):
@@ -235,4 +288,55 @@ func foldName(name string) string {
 		b = utf8.AppendRune(b, m)
 	}
 	return string(b)
+}
+
+// fieldNames are the JSON member names a request type decodes, exactly
+// and folded.
+type fieldNames struct {
+	exact, folded map[string]bool
+}
+
+// misspelt reports whether name is a field's name in other letter cases.
+func (f *fieldNames) misspelt(name string) bool {
+	return !f.exact[name] && f.folded[foldName(name)]
+}
+
+var fieldsCache sync.Map // reflect.Type → *fieldNames
+
+// fieldsOf returns the member names of t and of every struct it holds.
+func fieldsOf(t reflect.Type) *fieldNames {
+	if f, ok := fieldsCache.Load(t); ok {
+		return f.(*fieldNames)
+	}
+	f := &fieldNames{exact: map[string]bool{}, folded: map[string]bool{}}
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			switch {
+			case name == "-":
+				continue
+			case name == "" && sf.Anonymous:
+			case name == "":
+				name = sf.Name
+			}
+			if name != "" && sf.IsExported() {
+				f.exact[name] = true
+				f.folded[foldName(name)] = true
+			}
+			walk(sf.Type)
+		}
+	}
+	walk(t)
+	fieldsCache.Store(t, f)
+	return f
 }

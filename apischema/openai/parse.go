@@ -11,15 +11,9 @@ import (
 // ParseChatRequest decodes and checks a chat completion request body. The
 // returned error is a 400 in the OpenAI envelope naming the parameter.
 func ParseChatRequest(body []byte) (*ChatRequest, *Error) {
-	if len(body) == 0 {
-		return nil, Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_body", "the request body is empty; send a JSON chat completion request")
-	}
-	if e := CheckMembers(body); e != nil {
-		return nil, e
-	}
 	var r ChatRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, decodeError(err)
+	if e := DecodeBody(body, &r, ChatForm); e != nil {
+		return nil, e
 	}
 	if e := checkIdentity(r.Model, r.User); e != nil {
 		return nil, e

@@ -45,7 +45,11 @@ func TestParseChatRequest(t *testing.T) {
 		{"messages twice", `{"model":"m","messages":[{"role":"user","content":"hi"}],"messages":[{"role":"user","content":"ho"}]}`, "invalid_value", "messages"},
 		{"messages and Messages", `{"model":"m","messages":[{"role":"user","content":"hi"}],"Messages":[{"role":"user","content":"ho"}]}`, "invalid_value", "Messages"},
 		{"an escaped duplicate", `{"model":"m","messages":[{"role":"user","content":"hi"}],"m\u0065ssages":[]}`, "invalid_value", "messages"},
-		{"a Kelvin-sign variant", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_toKens":5,"max_tokens":1}`, "invalid_value", "max_tokens"},
+		{"a Kelvin-sign variant", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_toKens":5,"max_tokens":1}`, "invalid_value", "max_toKens"},
+		// Alone, a variant would be the field to the gateway and nothing to
+		// a provider.
+		{"a case variant alone", `{"model":"m","messages":[{"role":"user","content":"hi"}],"MAX_TOKENS":1}`, "invalid_value", "MAX_TOKENS"},
+		{"an unknown member is not a variant", `{"model":"m","messages":[{"role":"user","content":"hi"}],"prediction_v9":{}}`, "", ""},
 		{"case variants in a message", `{"model":"m","messages":[{"role":"user","content":"hi","Content":"ho"}]}`, "invalid_value", "Content"},
 		{"case variants in a schema are the client's", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"id":{},"ID":{}}}}}]}`, "", ""},
 		{"a duplicate in a schema", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","type":"string"}}}]}`, "invalid_value", "type"},

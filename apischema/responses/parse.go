@@ -1,8 +1,6 @@
 package responses
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -16,21 +14,23 @@ const MaxItems = 100_000
 // into ledger rows, logs and error messages, as on the chat route.
 const maxNameBytes = 256
 
+// form is a Responses request's: a function's parameters, a text
+// format's schema and metadata are the client's own documents.
+var form = openai.Form{
+	What:        "Responses request",
+	FreeForm:    map[string]bool{"parameters": true, "schema": true, "metadata": true},
+	MaxElements: openai.MaxElements,
+}
+
 // ParseRequest decodes and checks a /v1/responses body. What needs state
 // the gateway does not keep (previous_response_id, store: true, a
 // conversation, a background run, a stored prompt, an item reference) and
 // what only OpenAI runs (built-in tools, files by id) is refused with a
 // 400 naming the parameter, in OpenAI's envelope.
 func ParseRequest(body []byte) (*Request, *openai.Error) {
-	if len(body) == 0 {
-		return nil, invalid("invalid_body", "", "the request body is empty; send a JSON Responses request")
-	}
-	if e := openai.CheckMembers(body); e != nil {
-		return nil, e
-	}
 	var r Request
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, decodeError(err)
+	if e := openai.DecodeBody(body, &r, form); e != nil {
+		return nil, e
 	}
 	if e := checkStateless(&r); e != nil {
 		return nil, e
@@ -212,20 +212,4 @@ func invalid(code, param, format string, args ...any) *openai.Error {
 
 func unsupported(param, format string, args ...any) *openai.Error {
 	return invalid("unsupported_parameter", param, format, args...)
-}
-
-// decodeError explains a JSON decoding failure without echoing the body.
-func decodeError(err error) *openai.Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return invalid("invalid_type", "", "the request body must be a JSON object")
-		}
-		return invalid("invalid_type", te.Field, "invalid type for '%s'", te.Field)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalid("invalid_json", "", "the request body is not valid JSON (at byte %d)", se.Offset)
-	}
-	return invalid("invalid_value", "", "invalid request: %s", err.Error())
 }

@@ -2,8 +2,11 @@ package messages
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/anthropic"
@@ -31,7 +34,7 @@ func ToChat(r *anthropic.MessagesRequest) *openai.ChatRequest {
 		c.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
 	if r.Metadata != nil {
-		c.User = r.Metadata.UserID
+		c.User = endUser(r.Metadata.UserID)
 	}
 	if len(r.System) > 0 {
 		c.Messages = append(c.Messages, openai.Message{Role: "system", Content: openai.Content{Text: joinText(r.System), Set: true}})
@@ -66,22 +69,84 @@ func ToChat(r *anthropic.MessagesRequest) *openai.ChatRequest {
 	return c
 }
 
-// Portable refuses what only Anthropic's own API serves, for a request
-// that another provider is to serve.
-func Portable(r *anthropic.MessagesRequest) *openai.Error {
+// Portable refuses what only Anthropic's own API serves, or what the
+// gateway does not know how to translate, for a request that provider
+// (another kind than Anthropic) is to serve: the request is passed to
+// Anthropic as it is, but a translation that guessed would change what
+// the answer means. Settings that shape only how the model works
+// (thinking, output_config.effort, context_management, cache_control) are
+// left out of the translation, not refused.
+func Portable(r *anthropic.MessagesRequest, provider string) *openai.Error {
 	for i, t := range r.Tools {
 		if !clientTool(t) {
-			return unsupported("tools", "tools.%d: server tool %q is served only by Anthropic models", i, t.Type)
+			return unsupported("tools", "tools.%d: server tool %q is served only by Anthropic models, not by provider %s", i, t.Type, provider)
 		}
 	}
+	for i, b := range r.System {
+		if b.Type != "text" {
+			return unsupported("system", "system.%d: a %q block cannot be translated for provider %s; the system prompt takes text blocks there", i, b.Type, provider)
+		}
+	}
+	if c := r.ToolChoice; c != nil && !knownChoices[c.Type] {
+		return unsupported("tool_choice", "tool_choice.type %q cannot be translated for provider %s", c.Type, provider)
+	}
 	for i, m := range r.Messages {
+		at := "messages." + strconv.Itoa(i)
+		if !knownRoles[m.Role] {
+			return unsupported("messages", "%s.role %q cannot be translated for provider %s", at, m.Role, provider)
+		}
 		for j, b := range m.Content {
-			if b.Type == "document" && b.Source.Type == "url" {
-				return unsupported("messages", "messages.%d.content.%d: documents by URL are served only by Anthropic models; send the document as base64", i, j)
+			if e := portableBlock(b, m.Role, at+".content."+strconv.Itoa(j), provider); e != nil {
+				return e
 			}
 		}
 	}
 	return nil
+}
+
+var (
+	knownRoles   = map[string]bool{"user": true, "assistant": true, "system": true}
+	knownChoices = map[string]bool{"auto": true, "any": true, "tool": true, "none": true}
+	// knownBlocks are the block types a translation maps, by role: a
+	// thinking block is the model's own and is left out, not refused.
+	knownBlocks = map[string]map[string]bool{
+		"user":      {"text": true, "image": true, "document": true, "tool_result": true},
+		"assistant": {"text": true, "tool_use": true, "thinking": true, "redacted_thinking": true},
+		"system":    {"text": true},
+	}
+)
+
+func portableBlock(b anthropic.Block, role, at, provider string) *openai.Error {
+	if !knownBlocks[role][b.Type] {
+		return unsupported("messages", "%s: a %q block in a %s turn cannot be translated for provider %s", at, b.Type, role, provider)
+	}
+	switch {
+	case b.Source == nil:
+	case b.Type == "document" && b.Source.Type == "url":
+		return unsupported("messages", "%s: documents by URL are served only by Anthropic models, not by provider %s; send the document as base64", at, provider)
+	case b.Source.Type != "base64" && b.Source.Type != "url" && !(b.Type == "document" && b.Source.Type == "text"):
+		return unsupported("messages", "%s.source.type %q is served only by Anthropic models, not by provider %s", at, b.Source.Type, provider)
+	}
+	for k, inner := range b.Content {
+		if inner.Type != "text" && inner.Type != "image" && inner.Type != "document" {
+			return unsupported("messages", "%s.content.%d: a %q block in a tool result cannot be translated for provider %s", at, k, inner.Type, provider)
+		}
+	}
+	return nil
+}
+
+// maxUserBytes is what OpenAI's user (and safety identifier) takes; a
+// longer end-user id (Claude Code's metadata.user_id is a JSON object of
+// device, account and session ids) travels as its digest, which keeps
+// its use, telling users apart.
+const maxUserBytes = 64
+
+func endUser(id string) string {
+	if len(id) <= maxUserBytes {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "user-" + hex.EncodeToString(sum[:16])
 }
 
 func clientTool(t anthropic.Tool) bool { return t.Type == "" || t.Type == "custom" }
@@ -91,6 +156,12 @@ func clientTool(t anthropic.Tool) bool { return t.Type == "" || t.Type == "custo
 // says (OpenAI wants a call's result right after the call); an assistant
 // turn's tool_use blocks become its tool calls.
 func appendMessage(out []openai.Message, m *anthropic.Message) []openai.Message {
+	if m.Role == "system" {
+		// A system turn (Claude Code's updates mid-conversation) stays where
+		// it was said; each chat translator maps it to what its provider
+		// takes there.
+		return append(out, openai.Message{Role: "system", Content: openai.Content{Text: joinText(m.Content), Set: true}})
+	}
 	if m.Role == "assistant" {
 		msg := openai.Message{Role: "assistant"}
 		var text []anthropic.Block

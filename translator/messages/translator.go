@@ -47,7 +47,7 @@ func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.U
 	if e != nil {
 		return translator.Upstream{}, e
 	}
-	if e := Portable(mr); e != nil {
+	if e := Portable(mr, tr.t.Provider.Name); e != nil {
 		return translator.Upstream{}, e
 	}
 	body, err := json.Marshal(req)
