@@ -55,3 +55,50 @@ func TestClientHeadersAreTheClients(t *testing.T) {
 		t.Errorf("refused row: tenant %q key %q status %d; want demo/demo-key/403", refused.Tenant, refused.KeyName, refused.Status)
 	}
 }
+
+// TestCountTokensIsMetered: a token count reaches the provider with the
+// shared provider key, so it is held to the caller's rate limits (the
+// team tenant's bucket is 5 at 2 a second) and each one is a ledger row
+// of its own route, at zero cost (issue 30, finding 2).
+func TestCountTokensIsMetered(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, defaultOptions())
+	const body = `{"model":"claude-3-5-haiku","messages":[{"role":"user","content":"how many tokens?"}]}`
+	codes := map[int]int{}
+	var ids []string
+	for range 20 {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/messages/count_tokens", strings.NewReader(body))
+		req.Header.Set("x-api-key", teamKey)
+		req.Header.Set("anthropic-version", "2023-06-01")
+		req.Header.Set("content-type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes[resp.StatusCode]++
+		ids = append(ids, resp.Header.Get("x-request-id"))
+	}
+	if codes[http.StatusOK] == 0 || codes[http.StatusTooManyRequests] == 0 {
+		t.Fatalf("statuses %v; want some counts served and the rest refused by the tenant's bucket", codes)
+	}
+	rows := ledgerRecords(t, s)
+	for _, id := range ids {
+		r, ok := rows[id]
+		if !ok {
+			t.Errorf("no ledger row for count %s", id)
+			continue
+		}
+		if r.Route != "count_tokens" || r.Tenant != "team" || r.CostMicros != 0 {
+			t.Errorf("row %s: route %q tenant %q cost %d; want count_tokens, team, 0", id, r.Route, r.Tenant, r.CostMicros)
+		}
+	}
+	st, err := s.Sim.Stats("anthropic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.ByPath["/v1/messages/count_tokens"]; got != codes[http.StatusOK] {
+		t.Errorf("the provider counted %d times, the tenant was served %d", got, codes[http.StatusOK])
+	}
+}

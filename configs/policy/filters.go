@@ -47,7 +47,9 @@ var filterTable = map[string]filterSpec{
 		_, err := ParseCacheArgs(r)
 		return err
 	}},
-	"translate": {order: 400, requires: []string{"router"}},
+	// translate needs usage: every request that reaches a provider is a
+	// ledger row, whatever the route (a token count included).
+	"translate": {order: 400, requires: []string{"router", "usage"}},
 	// judge sits inside translate, so its response hook reads the answer
 	// in OpenAI's format whatever the provider spoke.
 	"judge": {order: 360, requires: []string{"auth", "router", "translate"}, args: func(r FilterRef) error {

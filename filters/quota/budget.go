@@ -29,6 +29,10 @@ type demand struct {
 
 func demandOf(x *filters.Exchange) demand {
 	switch {
+	case x.Route.API == policy.APICountTokens:
+		// A token count is free at the provider and writes nothing: it
+		// costs a request of the caller's rate limits, and no budget.
+		return demand{}
 	case x.Chat != nil:
 		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true}
 	case x.Embeddings != nil:
