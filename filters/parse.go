@@ -24,11 +24,17 @@ func parseBody(x *Exchange) *openai.Error {
 		}
 		x.Chat = req
 	case policy.APIMessages, policy.APICountTokens:
-		req, err := anthropic.ParseMessagesRequest(x.Body, x.Route.API == policy.APICountTokens)
+		count := x.Route.API == policy.APICountTokens
+		req, err := anthropic.ParseMessagesRequest(x.Body, count)
 		if err != nil {
 			return err
 		}
 		x.Chat = messages.ToChat(req)
+		if !count {
+			if x.Chat.PricedToolUses, err = anthropic.PricedToolUses(req); err != nil {
+				return err
+			}
+		}
 	case policy.APIResponses:
 		req, err := apiresponses.ParseRequest(x.Body)
 		if err != nil {

@@ -99,6 +99,8 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// MaxUses bounds a server tool's uses in one answer.
+	MaxUses *int `json:"max_uses,omitempty"`
 }
 
 // ToolChoice is auto, any, a named tool, or none.

@@ -41,6 +41,12 @@ type ChatRequest struct {
 	// refused.
 	WebSearchOptions json.RawMessage `json:"web_search_options,omitempty"`
 	Audio            json.RawMessage `json:"audio,omitempty"`
+
+	// PricedToolUses is not chat's: it is the most uses of server tools
+	// billed per use (Anthropic's web search) that a request of another
+	// API, read as chat, lets its answer make; the budget reservation
+	// covers them.
+	PricedToolUses int `json:"-"`
 }
 
 // OutputCap returns the client's output token cap: max_completion_tokens

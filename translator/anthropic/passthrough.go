@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/switchyard/switchyard/apischema/anthropic"
 	wire "github.com/switchyard/switchyard/apischema/openai"
@@ -39,11 +41,22 @@ func NewCounter(t translator.Target) *Passthrough {
 }
 
 // Request implements [translator.Translator.Request]: raw with its model
-// replaced by the provider's, and the anthropic-version and beta flags
-// the client sent (the gateway's version when it sent none).
-func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
+// replaced by the provider's and its max_tokens held to the model's
+// output cap, and the anthropic-version and beta flags the client sent
+// (the gateway's version when it sent none), but those that change the
+// price. Everything else goes as the client wrote it, the members and
+// blocks the gateway does not know included.
+func (p *Passthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
 	t := p.chat.t
 	body, err := replaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
+	if err == nil && req != nil && !p.count {
+		// The budget reservation covers the model's cap; an answer longer
+		// than it (max_tokens 100000 with an output-128k beta) would cost
+		// what no reservation held.
+		if asked, most := req.OutputCap(), t.Model.OutputLimit(req.OutputCap()); asked > most {
+			body, err = replaceMember(body, "max_tokens", strconv.Itoa(most))
+		}
+	}
 	if err != nil {
 		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
 	}
@@ -55,6 +68,11 @@ func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstr
 	if p.count {
 		path += "/count_tokens"
 	}
+	if _, query, ok := strings.Cut(t.Header.Get(":path"), "?"); ok && query != "" {
+		// The SDKs' beta client marks its calls ?beta=true; the query is
+		// the client's, on the provider's own protocol.
+		path += "?" + query
+	}
 	up := translator.Upstream{
 		Path: t.Provider.BasePath + path,
 		Header: translator.Headers{
@@ -63,7 +81,7 @@ func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstr
 		},
 		Body: body,
 	}
-	if beta := t.Header.Get("anthropic-beta"); beta != "" {
+	if beta := unpricedBetas(t.Header.Get("anthropic-beta")); beta != "" {
 		// The features the client opted into are Anthropic's to serve;
 		// every other provider is spared the header.
 		up.Header = append(up.Header, translator.Header{Key: "anthropic-beta", Value: beta})
@@ -137,6 +155,30 @@ func (p *Passthrough) Complete(status int, h translator.Headers, body []byte) tr
 		return r
 	}
 	return translator.Result{Status: status, Body: body}
+}
+
+// pricedBetas are the beta flags, by prefix, that would make Anthropic
+// bill at other rates than the policy's prices for the model: a long
+// context (past 200,000 input tokens) is billed at a premium. Without the
+// flag Anthropic refuses such a prompt rather than bill it. A flag that
+// only lengthens the answer (output-128k) is kept: the gateway holds
+// max_tokens to the model's cap.
+var pricedBetas = []string{"context-1m-"}
+
+// unpricedBetas is an anthropic-beta value without the priced flags.
+func unpricedBetas(v string) string {
+	if v == "" {
+		return ""
+	}
+	flags := strings.Split(v, ",")
+	kept := flags[:0]
+	for _, f := range flags {
+		f = strings.TrimSpace(f)
+		if f != "" && !slices.ContainsFunc(pricedBetas, func(p string) bool { return strings.HasPrefix(f, p) }) {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, ",")
 }
 
 // replaceMember returns the JSON object obj with the value of every

@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	wire "github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -47,6 +49,56 @@ func TestPassthroughRequest(t *testing.T) {
 	up, _ = NewCounter(testTarget()).Request(nil, []byte(`{"model":"claude-sonnet","messages":[]}`))
 	if up.Path != "/v1/messages/count_tokens" || translatortest.HeaderMap(up.Header)["anthropic-version"] != apiVersion {
 		t.Errorf("count: path %s headers %v", up.Path, up.Header)
+	}
+}
+
+// TestPassthroughPricedFeatures: what would make an answer cost more than
+// the reservation covers does not pass: max_tokens above the model's cap
+// is held to it, and a long-context beta flag is removed while the rest
+// of the client's flags, members and query go as they came.
+func TestPassthroughPricedFeatures(t *testing.T) {
+	tests := []struct {
+		name, body, beta, path       string
+		wantBody, wantBeta, wantPath string
+	}{
+		{name: "within the cap", body: `{"model":"claude-sonnet","max_tokens":100,"thinking":{"type":"adaptive"}}`,
+			wantBody: `{"model":"claude-sonnet-4-5","max_tokens":100,"thinking":{"type":"adaptive"}}`, wantPath: "/v1/messages"},
+		{name: "above the cap", body: `{"model":"claude-sonnet","max_tokens":100000,"output_config":{"effort":"high"}}`, beta: "output-128k-2025-02-19",
+			wantBody: `{"model":"claude-sonnet-4-5","max_tokens":64000,"output_config":{"effort":"high"}}`, wantBeta: "output-128k-2025-02-19", wantPath: "/v1/messages"},
+		{name: "a long-context flag among others", body: `{"model":"claude-sonnet","max_tokens":10}`, beta: "claude-code-20250219, context-1m-2025-08-07,effort-2025-11-24",
+			wantBody: `{"model":"claude-sonnet-4-5","max_tokens":10}`, wantBeta: "claude-code-20250219,effort-2025-11-24", wantPath: "/v1/messages"},
+		{name: "only a long-context flag", body: `{"model":"claude-sonnet","max_tokens":10}`, beta: "context-1m-2025-08-07",
+			wantBody: `{"model":"claude-sonnet-4-5","max_tokens":10}`, wantPath: "/v1/messages"},
+		{name: "the client's query", body: `{"model":"claude-sonnet","max_tokens":10}`, path: "/v1/messages?beta=true",
+			wantBody: `{"model":"claude-sonnet-4-5","max_tokens":10}`, wantPath: "/v1/messages?beta=true"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := testTarget()
+			tt.Model.MaxOutputTokens = 64000
+			if tc.beta != "" {
+				tt.Header = append(tt.Header, translator.Header{Key: "anthropic-beta", Value: tc.beta})
+			}
+			if tc.path != "" {
+				tt.Header = append(tt.Header, translator.Header{Key: ":path", Value: tc.path})
+			}
+			raw := []byte(strings.TrimSuffix(tc.body, "}") + `,"messages":[{"role":"user","content":"hi"}]}`)
+			var asked struct {
+				MaxTokens int `json:"max_tokens"`
+			}
+			if err := json.Unmarshal(raw, &asked); err != nil {
+				t.Fatal(err)
+			}
+			up, err := NewPassthrough(tt).Request(&wire.ChatRequest{MaxCompletionTokens: &asked.MaxTokens}, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantBody := strings.TrimSuffix(tc.wantBody, "}") + `,"messages":[{"role":"user","content":"hi"}]}`
+			h := translatortest.HeaderMap(up.Header)
+			if string(up.Body) != wantBody || h["anthropic-beta"] != tc.wantBeta || up.Path != tc.wantPath {
+				t.Errorf("got %s %s, beta %q;\nwant %s %s, beta %q", up.Path, up.Body, h["anthropic-beta"], tc.wantPath, wantBody, tc.wantBeta)
+			}
+		})
 	}
 }
 
