@@ -99,17 +99,17 @@ func adjustedRoutes(t *testing.T, more string) string {
 	return string(routes) + adjusted
 }
 
-// awaitStrongShare waits until the auto route's strong share is above
-// the asked 0.3 on every replica, within the policy's max 0.5; evidence
-// says what should have moved it.
-func awaitStrongShare(t *testing.T, s *harness.Stack, evidence string) {
+// awaitStrongShare waits until the auto route's strong share for tenant
+// ("": the route's as a whole) is above the asked 0.3 on every replica,
+// within the policy's max 0.5; evidence says what should have moved it.
+func awaitStrongShare(t *testing.T, s *harness.Stack, tenant, evidence string) {
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		var got []float64
 		above := true
 		for _, r := range s.Replicas {
-			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`)
+			v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`, `tenant="`+tenant+`"`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,9 @@ func awaitStrongShare(t *testing.T, s *harness.Stack, evidence string) {
 
 // TestFeedbackMovesTheStrongShare: thumbs down on the answers an auto
 // route's weaker model gave, posted through either replica, raise the
-// route's strong share on both (routing.auto.adjust), within its bounds.
+// rating tenant's strong share on both (routing.auto.adjust), within its
+// bounds, and no one else's: the route's as a whole stays as asked. A
+// request is rated once (issue 30, finding 1).
 func TestFeedbackMovesTheStrongShare(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": adjustedRoutes(t, "")}})
@@ -157,7 +159,15 @@ func TestFeedbackMovesTheStrongShare(t *testing.T) {
 			t.Fatalf("rating %s never accepted", id)
 		}
 	}
-	awaitStrongShare(t, s, "30 thumbs down on weak answers")
+	if resp, b := post("/v1/feedback", `{"request_id":"`+ids[0]+`","thumbs":"down"}`); resp.StatusCode != http.StatusConflict {
+		t.Errorf("a second rating of one request: %d %s; want 409 already_rated", resp.StatusCode, b)
+	}
+	awaitStrongShare(t, s, "demo", "30 thumbs down on weak answers")
+	for _, r := range s.Replicas {
+		if v, err := harness.MetricSum(r.ExtProcMetrics+"/metrics", "switchyard_routing_strong_share", `route="auto-chat"`, `tenant=""`); err != nil || v != 0.3 {
+			t.Errorf("the route's own share %v (%v); one tenant's ratings must leave it at 0.3", v, err)
+		}
+	}
 }
 
 // TestJudgeMovesTheStrongShare: with no app rating anything, the judge
@@ -195,5 +205,5 @@ func TestJudgeMovesTheStrongShare(t *testing.T) {
 	if score, _ := harness.MetricSum(metrics, "switchyard_judge_score_total", `route="auto-chat"`); score != 0 {
 		t.Errorf("judged score sum %v, want 0 (every verdict Rating: 1)", score)
 	}
-	awaitStrongShare(t, s, fmt.Sprintf("%v verdicts of Rating: 1", graded))
+	awaitStrongShare(t, s, "", fmt.Sprintf("%v verdicts of Rating: 1", graded))
 }

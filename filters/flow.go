@@ -106,15 +106,29 @@ func checkFlow(fs []Filter) error {
 			byPhase[p] = append(byPhase[p], step{filter: f.Name(), uses: us})
 		}
 	}
-	providers := map[Field]bool{} // fields some step of the chain provides
+	// providers names, per field, the filters of the chain that provide
+	// it: a filter that reads a field when there and rewrites it (quota
+	// narrows a plan, on a route that may have none) is not its own
+	// provider.
+	providers := map[Field]map[string]bool{}
 	for _, steps := range byPhase {
 		for _, s := range steps {
 			for _, u := range s.uses {
 				if u.Provides {
-					providers[u.Field] = true
+					if providers[u.Field] == nil {
+						providers[u.Field] = map[string]bool{}
+					}
+					providers[u.Field][s.filter] = true
 				}
 			}
 		}
+	}
+	providedByOthers := func(f Field, self string) bool {
+		n := len(providers[f])
+		if providers[f][self] {
+			n--
+		}
+		return n > 0
 	}
 	provided := map[Field]string{} // field → the filter that last provided it
 	var probs []string
@@ -127,7 +141,7 @@ func checkFlow(fs []Filter) error {
 		}
 		for _, s := range steps {
 			for _, u := range s.uses {
-				if !u.Provides && provided[u.Field] == "" && (!u.Optional || providers[u.Field]) {
+				if !u.Provides && provided[u.Field] == "" && (!u.Optional || providedByOthers(u.Field, s.filter)) {
 					probs = append(probs, fmt.Sprintf("filter %q needs %s at %s, but no filter before it provides it (check configs/policy's filter order and the route's filters)", s.filter, u.Field, Phase(p)))
 				}
 			}

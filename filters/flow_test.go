@@ -21,7 +21,7 @@ func (silent) Name() string { return "auth" }
 func TestCheckFlow(t *testing.T) {
 	auth := fake{"auth", []Use{Provides(PhaseRequestHeaders, FieldCaller)}}
 	router := fake{"router", []Use{Needs(PhaseRequestBody, FieldCaller), Reads(PhaseRequestBody, FieldPressure), Provides(PhaseRequestBody, FieldPlan)}}
-	quota := fake{"quota", []Use{Provides(PhaseRequestHeaders, FieldPressure), Needs(PhaseRequestBody, FieldPlan), Provides(PhaseRequestBody, FieldPlan), Reads(PhaseDone, FieldUsage)}}
+	quota := fake{"quota", []Use{Provides(PhaseRequestHeaders, FieldPressure), Reads(PhaseRequestBody, FieldPlan), Provides(PhaseRequestBody, FieldPlan), Reads(PhaseDone, FieldUsage)}}
 	translate := fake{"translate", []Use{Provides(PhaseResponseBody, FieldSent), Provides(PhaseDone, FieldUsage)}}
 	usage := fake{"usage", []Use{Needs(PhaseDone, FieldUsage), Needs(PhaseDone, FieldSent)}}
 	tests := []struct {
@@ -43,6 +43,11 @@ func TestCheckFlow(t *testing.T) {
 			wantErr: `filter "router" needs Pressure at request body`},
 		{name: "the provider of a needed field runs after the reader within a phase",
 			filters: []Filter{fake{"auth", []Use{Needs(PhaseRequestBody, FieldPlan)}}, fake{"router", []Use{Provides(PhaseRequestBody, FieldPlan)}}},
+			wantErr: `filter "auth" needs Plan at request body`},
+		{name: "a filter that rewrites a field when there, alone (quota on a rating route)",
+			filters: []Filter{auth, quota}},
+		{name: "a filter that rewrites a field when there, before another provider",
+			filters: []Filter{fake{"auth", []Use{Reads(PhaseRequestBody, FieldPlan), Provides(PhaseRequestBody, FieldPlan)}}, fake{"router", []Use{Provides(PhaseRequestBody, FieldPlan)}}},
 			wantErr: `filter "auth" needs Plan at request body`},
 		{name: "a filter without declarations", filters: []Filter{silent{}}, wantErr: `filter "auth" declares no Uses`},
 	}

@@ -32,8 +32,9 @@ var filterTable = map[string]filterSpec{
 	"feedback":     {order: 170, requires: []string{"auth"}},
 	"router":       {order: 200, requires: []string{"auth"}},
 	// quota runs after router: a budget reservation prices the plan the
-	// router chose.
-	"quota": {order: 300, requires: []string{"auth", "router"}, args: func(r FilterRef) error {
+	// router chose. On a route that reaches no model (feedback) it holds
+	// each request to the caller's rate limits alone.
+	"quota": {order: 300, requires: []string{"auth"}, args: func(r FilterRef) error {
 		_, err := ParseQuotaArgs(r)
 		return err
 	}},

@@ -52,6 +52,17 @@ var apis = map[string]API{
 	"messages": APIMessages, "count_tokens": APICountTokens, "responses": APIResponses,
 }
 
+// Models reports whether a route of this API reaches a model (and so a
+// provider): its requests are priced, the others cost a request of the
+// caller's rate limits at most.
+func (a API) Models() bool {
+	switch a {
+	case APIChatCompletions, APIEmbeddings, APIMessages, APICountTokens, APIResponses:
+		return true
+	}
+	return false
+}
+
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).
 func (a API) Prefix() bool { return a == APIModels || a == APIAdmin || a == APIUsage }

@@ -164,6 +164,8 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "request_not_found",
 			"your tenant made no request with the ID %q (it may also not be recorded yet)", id).WithParam("request_id")
 	}
+	// A request is rated once: the ledger keeps the first rating, and a
+	// second one weighs nothing anywhere.
 	if err := f.src.Rate(ctx, ledger.Rating{RequestID: id, Score: score, Time: f.now()}); err != nil {
 		return err
 	}
@@ -174,7 +176,8 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	f.metrics.ratings.WithLabelValues(rec.Route, tenant, model).Inc()
 	f.metrics.score.WithLabelValues(rec.Route, tenant, model).Add(score)
 	if f.cal != nil && weakAnswer(&rec) {
-		f.cal.Rate(rec.Route, score)
+		// An app's rating moves its own tenant's routing only.
+		f.cal.Rate(rec.Route, tenant, score)
 	}
 	body, err := json.Marshal(Answer{Object: "feedback", RequestID: id, Score: score, Route: rec.Route, Model: rec.Model()})
 	if err != nil {

@@ -128,7 +128,8 @@ func TestOnlyTheTenantThatAskedMayRate(t *testing.T) {
 		wantStatus int
 	}{
 		{"own request", acme, http.MethodPost, `{"request_id":"mine","thumbs":"down"}`, 200},
-		{"own request again: replaces", acme, http.MethodPost, `{"request_id":"mine","score":0.75}`, 200},
+		// A request is rated once: 300 ratings of it weigh as one.
+		{"own request again", acme, http.MethodPost, `{"request_id":"mine","score":0.75}`, 409},
 		{"another tenant's request", acme, http.MethodPost, `{"request_id":"theirs","score":1}`, 404},
 		{"the other way round", globex, http.MethodPost, `{"request_id":"mine","score":0}`, 404},
 		{"unknown request", acme, http.MethodPost, `{"request_id":"nobody","score":1}`, 404},
@@ -160,14 +161,14 @@ func TestOnlyTheTenantThatAskedMayRate(t *testing.T) {
 			mine = r
 		}
 	}
-	if mine.Ratings != 1 || mine.MeanScore != 0.75 || mine.SavedMicros() != 80 {
-		t.Errorf("acme's quality %+v: want one rating of 0.75 and 80 µUSD saved", mine)
+	if mine.Ratings != 1 || mine.MeanScore != 0 || mine.SavedMicros() != 80 {
+		t.Errorf("acme's quality %+v: want the first rating (0) alone and 80 µUSD saved", mine)
 	}
-	if n := testutil.ToFloat64(f.metrics.ratings.WithLabelValues("chat", "acme", "gpt")); n != 2 {
-		t.Errorf("ratings counted: %v, want 2", n)
+	if n := testutil.ToFloat64(f.metrics.ratings.WithLabelValues("chat", "acme", "gpt")); n != 1 {
+		t.Errorf("ratings counted: %v, want the one accepted", n)
 	}
-	if s := testutil.ToFloat64(f.metrics.score.WithLabelValues("chat", "acme", "gpt")); s != 0.75 {
-		t.Errorf("score sum: %v, want 0.75 (0 + 0.75)", s)
+	if s := testutil.ToFloat64(f.metrics.score.WithLabelValues("chat", "acme", "gpt")); s != 0 {
+		t.Errorf("score sum: %v, want 0 (the first rating's)", s)
 	}
 }
 
@@ -215,9 +216,13 @@ func TestWeakAnswersTeachTheRouter(t *testing.T) {
 				}
 			}
 			cal.Refresh(context.Background(), time.Minute)
-			got := cal.Share("chat", 0.4)
+			got := cal.Share("chat", "acme", 0.4)
 			if want := map[bool]float64{true: 0.41, false: 0.4}[tt.weak]; math.Abs(got-want) > 1e-9 {
-				t.Errorf("strong share after 30 thumbs down: %g, want %g", got, want)
+				t.Errorf("acme's strong share after 30 thumbs down: %g, want %g", got, want)
+			}
+			// One tenant's ratings move no other tenant's routing.
+			if other := cal.Share("chat", "globex", 0.4); other != 0.4 {
+				t.Errorf("another tenant's share moved to %g", other)
 			}
 		})
 	}

@@ -278,7 +278,9 @@ func (f *Filter) grade(j *job) {
 	outcome = "graded"
 	f.metrics.score.WithLabelValues(f.route, j.tenant, j.served).Add(score)
 	if f.cal != nil {
-		f.cal.Rate(f.route, score)
+		// The judge is the gateway's own: its verdicts move the route's
+		// share as a whole.
+		f.cal.Rate(f.route, "", score)
 	}
 	if f.ledger != nil {
 		// Kept apart from the app's rating of the same answer; a ledger

@@ -57,13 +57,14 @@ func (*Filter) Name() string { return "quota" }
 // Uses implements [filters.Declarer]. The governor's verdict flows
 // forward from quota's request headers to the router's body hook; the
 // router's plan comes back to quota's body hook, which may cut it to fit
-// the budget and the providers' limits.
+// the budget and the providers' limits. A route without a router (a
+// rating) has no plan: its requests are held to rate limits alone.
 func (*Filter) Uses() []filters.Use {
 	return []filters.Use{
 		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
 		filters.Provides(filters.PhaseRequestHeaders, filters.FieldPressure),
 		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Needs(filters.PhaseRequestBody, filters.FieldPlan),
+		filters.Reads(filters.PhaseRequestBody, filters.FieldPlan),
 		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
 		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
 		filters.Reads(filters.PhaseDone, filters.FieldUsage),
@@ -71,9 +72,21 @@ func (*Filter) Uses() []filters.Use {
 }
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the cost governor
-// sets the pressure the router's body hook reads.
+// sets the pressure the router's body hook reads. A request of a route
+// that reaches no model (a rating) is admitted here, against the caller's
+// buckets and windows alone: it spends nothing of a budget, but a flood of
+// them is held like any other.
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	if f.store == nil || x.Caller.Tenant == nil {
+		return nil
+	}
+	if !x.Route.API.Models() {
+		a := f.newAdmission(x)
+		f.pending.Store(x, a)
+		if _, err := f.take(ctx, a, claimOf(a, scopes(x))); err != nil {
+			a.refused = true
+			return err
+		}
 		return nil
 	}
 	x.Pressure = f.pressure(ctx, x.Caller.Tenant)

@@ -112,12 +112,12 @@ func TestFeedbackMovesTheRoutersShare(t *testing.T) {
 	cal.Refresh(context.Background(), time.Minute)
 	before := route(prompts[200:])
 	for range 100 {
-		cal.Rate("chat", 0)
+		cal.Rate("chat", "", 0)
 	}
 	for range 60 {
 		cal.Refresh(context.Background(), time.Minute)
 	}
-	if got := cal.Share("chat", 0.3); got != 0.6 {
+	if got := cal.Share("chat", "", 0.3); got != 0.6 {
 		t.Fatalf("share after sustained bad ratings %g, want the max 0.6", got)
 	}
 	after := route(prompts[200:])

@@ -171,8 +171,9 @@ func (r *Router) levels(q *Query) (medium, complex float64) {
 		return 1 - a.strong, 1 - a.complex
 	}
 	t := tenantName(q.Tenant)
-	// Feedback may have moved the route's share (routing.auto.adjust).
-	strong := a.cal.Share(r.route.Name, a.strong)
+	// Feedback may have moved the tenant's or the route's share
+	// (routing.auto.adjust).
+	strong := a.cal.Share(r.route.Name, t, a.strong)
 	medium, _ = a.cal.Threshold(r.route.Name, t, strong, a.minSamples)
 	complex, _ = a.cal.Threshold(r.route.Name, t, strong/2, a.minSamples)
 	return medium, max(complex, medium)

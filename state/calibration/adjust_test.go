@@ -60,16 +60,16 @@ func TestFeedbackMovesTheShare(t *testing.T) {
 			clk := &clock{t: time.Unix(1_800_000_000, 0)}
 			cal := newTest("a", nil, clk)
 			cal.Track("chat", Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 200, Adjust: c.adjust})
-			prev := cal.Share("chat", 0.4)
+			prev := cal.Share("chat", "", 0.4)
 			for range 100 {
 				if c.score >= 0 {
 					for range 5 {
-						cal.Rate("chat", c.score)
+						cal.Rate("chat", "", c.score)
 					}
 				}
 				clk.t = clk.t.Add(5 * time.Second)
 				cal.Refresh(context.Background(), 15*time.Second)
-				s := cal.Share("chat", 0.4)
+				s := cal.Share("chat", "", 0.4)
 				if s < 0.3-1e-9 || s > 0.5+1e-9 {
 					t.Fatalf("share %g left the bounds [0.3, 0.5]", s)
 				}
@@ -78,7 +78,7 @@ func TestFeedbackMovesTheShare(t *testing.T) {
 				}
 				prev = s
 			}
-			if got := cal.Share("chat", 0.4); math.Abs(got-c.want) > 1e-9 {
+			if got := cal.Share("chat", "", 0.4); math.Abs(got-c.want) > 1e-9 {
 				t.Errorf("share after 100 refreshes = %g, want %g", got, c.want)
 			}
 		})
@@ -96,7 +96,7 @@ func TestFeedbackSharedAcrossReplicas(t *testing.T) {
 	a.Track("chat", target)
 	b.Track("chat", target)
 	for range 200 {
-		a.Rate("chat", 0)
+		a.Rate("chat", "", 0)
 	}
 	ctx := context.Background()
 	for range 10 {
@@ -104,20 +104,20 @@ func TestFeedbackSharedAcrossReplicas(t *testing.T) {
 		a.Refresh(ctx, 15*time.Second)
 		b.Refresh(ctx, 15*time.Second)
 	}
-	sa, sb := a.Share("chat", 0.4), b.Share("chat", 0.4)
+	sa, sb := a.Share("chat", "", 0.4), b.Share("chat", "", 0.4)
 	if sb <= 0.4 || math.Abs(sa-sb) > adjustStep+1e-9 {
 		t.Errorf("replica b's share %g, a's %g: b should follow a's ratings", sb, sa)
 	}
 	narrower := target
 	narrower.Adjust = &Adjust{Min: 0.2, Max: 0.45, Bar: 0.9}
 	b.Track("chat", narrower)
-	if got := b.Share("chat", 0.4); got != 0.45 {
+	if got := b.Share("chat", "", 0.4); got != 0.45 {
 		t.Errorf("after a reload to max 0.45: share %g, want 0.45", got)
 	}
 	moved := narrower
 	moved.Share = 0.3
 	b.Track("chat", moved)
-	if got := b.Share("chat", 0.3); got != 0.3 {
+	if got := b.Share("chat", "", 0.3); got != 0.3 {
 		t.Errorf("after a reload to a new share: %g, want 0.3 (what was asked)", got)
 	}
 	// A bad blob on the board is skipped, not summed.
@@ -125,7 +125,70 @@ func TestFeedbackSharedAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Refresh(ctx, 15*time.Second)
-	if got := b.Share("chat", 0.3); got < 0.2 || got > 0.45 {
+	if got := b.Share("chat", "", 0.3); got < 0.2 || got > 0.45 {
 		t.Errorf("share %g left the bounds after a bad blob", got)
+	}
+}
+
+// TestTenantsRateTheirOwn: a tenant's ratings move that tenant's share,
+// which starts from the route's, and no one else's; the route's share (the
+// judge's) moves every tenant that has no share of its own.
+func TestTenantsRateTheirOwn(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	cal := newTest("a", nil, clk)
+	cal.Track("chat", Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 200, Adjust: &Adjust{Min: 0.2, Max: 0.8, Bar: 0.9}})
+	for range 200 {
+		cal.Rate("chat", "acme", 0)
+	}
+	for range 10 {
+		clk.t = clk.t.Add(5 * time.Second)
+		cal.Refresh(context.Background(), 15*time.Second)
+	}
+	if got := cal.Share("chat", "acme", 0.4); got <= 0.45 {
+		t.Errorf("acme's share %g after its bad ratings; want it raised", got)
+	}
+	for _, who := range []string{"globex", ""} {
+		if got := cal.Share("chat", who, 0.4); got != 0.4 {
+			t.Errorf("%q's share %g; acme's ratings must not move it", who, got)
+		}
+	}
+	for range 200 {
+		cal.Rate("chat", "", 1)
+	}
+	for range 10 {
+		clk.t = clk.t.Add(5 * time.Second)
+		cal.Refresh(context.Background(), 15*time.Second)
+	}
+	if route, globex, acme := cal.Share("chat", "", 0.4), cal.Share("chat", "globex", 0.4), cal.Share("chat", "acme", 0.4); route >= 0.4 || globex != route || acme <= 0.45 {
+		t.Errorf("after the judge's good verdicts: route %g, globex %g, acme %g; want the route and globex lowered together, acme kept", route, globex, acme)
+	}
+	cal.Retain(nil)
+	if got := cal.Share("chat", "acme", 0.4); got != 0.4 {
+		t.Errorf("a dropped route's tenant share survived: %g", got)
+	}
+}
+
+// TestTenantRatingsReachEveryReplica: a tenant's ratings posted to one
+// replica move its share on a replica that never saw the tenant.
+func TestTenantRatingsReachEveryReplica(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	board := store.NewMemory(store.Options{Clock: clk})
+	a, b := newTest("a", board, clk), newTest("b", board, clk)
+	target := Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 200, Adjust: &Adjust{Min: 0.2, Max: 0.8, Bar: 0.9}}
+	a.Track("chat", target)
+	b.Track("chat", target)
+	for range 200 {
+		a.Rate("chat", "acme", 0)
+	}
+	for range 10 {
+		clk.t = clk.t.Add(5 * time.Second)
+		a.Refresh(context.Background(), 15*time.Second)
+		b.Refresh(context.Background(), 15*time.Second)
+	}
+	if got := b.Share("chat", "acme", 0.4); got <= 0.4 {
+		t.Errorf("replica b's share for acme %g; want it raised by acme's ratings on a", got)
+	}
+	if got := b.Share("chat", "globex", 0.4); got != 0.4 {
+		t.Errorf("replica b's share for globex %g; want the route's 0.4", got)
 	}
 }

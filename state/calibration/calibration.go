@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +65,11 @@ type Calibrator struct {
 	mu     sync.RWMutex
 	series map[Key]*series
 	routes map[string]Target
-	shares map[string]*adjusted
+	// shares are the strong shares ratings move: a route's as a whole
+	// (Tenant ""), moved by verdicts the gateway trusts (its judge), and
+	// each tenant's own, moved by its apps' ratings, so that no tenant's
+	// feedback moves another's routing.
+	shares map[Key]*adjusted
 
 	threshold *prometheus.GaugeVec
 	samples   *prometheus.GaugeVec
@@ -76,6 +81,10 @@ type Calibrator struct {
 type adjusted struct {
 	base  float64       // the share the policy asked for
 	share atomic.Uint64 // math.Float64bits of the share in force
+	// own is set on a tenant's share once its ratings, over every
+	// replica, are enough to move it; until then the tenant follows the
+	// route's share.
+	own   atomic.Bool
 	mu    sync.Mutex
 	local evidence // this replica's ratings
 }
@@ -100,7 +109,7 @@ type view struct {
 func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logger) *Calibrator {
 	c := &Calibrator{
 		replica: replica, board: board, now: time.Now, log: log,
-		series: map[Key]*series{}, routes: map[string]Target{}, shares: map[string]*adjusted{},
+		series: map[Key]*series{}, routes: map[string]Target{}, shares: map[Key]*adjusted{},
 		threshold: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchyard_routing_calibrated_threshold",
 			Help: "Complexity score at or above which a request goes to the strong models, read from the route's and tenant's recent traffic (tenant \"\": the whole route).",
@@ -111,8 +120,8 @@ func New(replica string, board Board, reg prometheus.Registerer, log *slog.Logge
 		}, []string{"route", "tenant"}),
 		share: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchyard_routing_strong_share",
-			Help: "Share of an auto route's requests meant for the stronger models, as ratings of weak-model answers have moved it within the policy's bounds.",
-		}, []string{"route"}),
+			Help: "Share of an auto route's requests meant for the stronger models, as ratings of weak-model answers have moved it within the policy's bounds: the route's as a whole (tenant \"\", moved by the judge) and each rating tenant's own.",
+		}, []string{"route", "tenant"}),
 	}
 	if log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -129,50 +138,90 @@ func (c *Calibrator) Track(route string, t Target) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.routes[route] = t
-	if t.Adjust == nil {
-		delete(c.shares, route)
-		c.share.DeleteLabelValues(route)
-		return
+	for k, a := range c.shares {
+		if k.Route != route {
+			continue
+		}
+		if t.Adjust == nil || a.base != t.Share {
+			// A new target starts from what was asked; a reload that
+			// keeps it keeps what feedback learnt, within the new bounds.
+			delete(c.shares, k)
+			c.share.DeleteLabelValues(k.Route, k.Tenant)
+			continue
+		}
+		cur := math.Float64frombits(a.share.Load())
+		a.share.Store(math.Float64bits(min(max(cur, t.Adjust.Min), t.Adjust.Max)))
 	}
-	a := c.shares[route]
-	if a == nil || a.base != t.Share {
-		// A new target starts from what was asked; a reload that keeps
-		// it keeps what feedback learnt, within the new bounds.
-		a = &adjusted{base: t.Share, local: evidence{decayedAt: c.now()}}
-		a.share.Store(math.Float64bits(t.Share))
-		c.shares[route] = a
+	if t.Adjust != nil && c.shares[Key{route, ""}] == nil {
+		c.shares[Key{route, ""}] = newAdjusted(t.Share, t.Share, c.now())
 	}
-	cur := math.Float64frombits(a.share.Load())
-	a.share.Store(math.Float64bits(min(max(cur, t.Adjust.Min), t.Adjust.Max)))
 }
 
-// Share is the strong share in force on route: base, unless feedback
-// has moved it (request path: a read lock and an atomic load).
-func (c *Calibrator) Share(route string, base float64) float64 {
+func newAdjusted(base, share float64, now time.Time) *adjusted {
+	a := &adjusted{base: base, local: evidence{decayedAt: now}}
+	a.share.Store(math.Float64bits(share))
+	return a
+}
+
+// Share is the strong share in force on route for tenant: the tenant's
+// own once its ratings have a say, else the route's, else base (request
+// path: a read lock and an atomic load, and once per tenant and replica
+// the tenant's entry, so that this replica reads its ratings from the
+// others).
+func (c *Calibrator) Share(route, tenant string, base float64) float64 {
 	c.mu.RLock()
-	a := c.shares[route]
+	a, r := c.shares[Key{route, tenant}], c.shares[Key{route, ""}]
 	c.mu.RUnlock()
-	if a == nil {
+	if r == nil {
 		return base
 	}
-	return math.Float64frombits(a.share.Load())
+	if a == nil && tenant != "" {
+		a = c.tenantShare(Key{route, tenant})
+	}
+	if a != nil && a.own.Load() {
+		return math.Float64frombits(a.share.Load())
+	}
+	return math.Float64frombits(r.share.Load())
 }
 
 // Rate records the rating (0..1) of an answer a weaker model gave on an
-// auto route; routes whose share is not adjusted ignore it.
-func (c *Calibrator) Rate(route string, score float64) {
+// auto route: a tenant's (its app's rating) moves only that tenant's
+// share, which starts from the route's; tenant "" (the judge's verdict)
+// moves the route's. Routes whose share is not adjusted ignore it.
+func (c *Calibrator) Rate(route, tenant string, score float64) {
 	if !(score >= 0 && score <= 1) {
 		return
 	}
+	k := Key{route, tenant}
 	c.mu.RLock()
-	a := c.shares[route]
+	a := c.shares[k]
 	c.mu.RUnlock()
+	if a == nil && tenant != "" {
+		a = c.tenantShare(k)
+	}
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
 	a.local.add(score)
 	a.mu.Unlock()
+}
+
+// tenantShare creates a tenant's share of an adjusted route, at the
+// route's share in force.
+func (c *Calibrator) tenantShare(k Key) *adjusted {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a := c.shares[k]; a != nil {
+		return a
+	}
+	route := c.shares[Key{k.Route, ""}]
+	if route == nil {
+		return nil
+	}
+	a := newAdjusted(route.base, math.Float64frombits(route.share.Load()), c.now())
+	c.shares[k] = a
+	return a
 }
 
 // Retain forgets every route not in keep, with its series.
@@ -182,8 +231,12 @@ func (c *Calibrator) Retain(keep []string) {
 	for r := range c.routes {
 		if !slices.Contains(keep, r) {
 			delete(c.routes, r)
-			delete(c.shares, r)
-			c.share.DeleteLabelValues(r)
+		}
+	}
+	for k := range c.shares {
+		if _, ok := c.routes[k.Route]; !ok {
+			delete(c.shares, k)
+			c.share.DeleteLabelValues(k.Route, k.Tenant)
 		}
 	}
 	for k := range c.series {
@@ -304,9 +357,9 @@ func (c *Calibrator) Refresh(ctx context.Context, ttl time.Duration) {
 	for r, t := range c.routes {
 		targets[r] = t
 	}
-	shares := make(map[string]*adjusted, len(c.shares))
-	for r, a := range c.shares {
-		shares[r] = a
+	shares := make(map[Key]*adjusted, len(c.shares))
+	for k, a := range c.shares {
+		shares[k] = a
 	}
 	c.mu.RUnlock()
 	slices.SortFunc(keys, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Route, b.Route), cmp.Compare(a.Tenant, b.Tenant)) })
@@ -332,22 +385,80 @@ func (c *Calibrator) Refresh(ctx context.Context, ttl time.Duration) {
 			c.publishView(Key{route, ""}, s, sk, targets[route])
 		}
 	}
-	for route, a := range shares {
-		if t := targets[route]; t.Adjust != nil {
-			c.adjust(ctx, route, a, t, now, ttl)
+	for route, t := range targets {
+		if t.Adjust != nil {
+			c.discover(ctx, route, ttl)
+		}
+	}
+	c.mu.RLock()
+	for k, a := range c.shares {
+		shares[k] = a
+	}
+	c.mu.RUnlock()
+	for k, a := range shares {
+		if t := targets[k.Route]; t.Adjust != nil {
+			c.adjust(ctx, k, a, t, now, ttl)
 		}
 	}
 }
 
-// adjust decays this replica's ratings of a route, shares them, and
-// moves the route's strong share one step on every replica's.
-func (c *Calibrator) adjust(ctx context.Context, route string, a *adjusted, t Target, now time.Time, ttl time.Duration) {
+// maxTenants bounds the tenants of a route one replica learns of from the
+// others.
+const maxTenants = 10_000
+
+// discover shares the tenants of route this replica holds a share of, and
+// makes an entry for each one another replica holds, so that a tenant's
+// ratings posted to one replica move its routing on every replica.
+func (c *Calibrator) discover(ctx context.Context, route string, ttl time.Duration) {
+	if c.board == nil {
+		return
+	}
+	var mine []string
+	c.mu.RLock()
+	for k := range c.shares {
+		if k.Route == route && k.Tenant != "" {
+			mine = append(mine, k.Tenant)
+		}
+	}
+	c.mu.RUnlock()
+	slices.Sort(mine)
+	name := "routing-feedback-tenants:" + route
+	if err := c.board.PutSketch(ctx, name, c.replica, []byte(strings.Join(mine, "\n")), ttl); err != nil && ctx.Err() == nil {
+		c.log.Warn("sharing a route's rating tenants failed", slog.String("route", route), slog.String("error", err.Error()))
+	}
+	others, err := c.board.Sketches(ctx, name)
+	if err != nil && ctx.Err() == nil {
+		c.log.Warn("reading a route's rating tenants failed", slog.String("route", route), slog.String("error", err.Error()))
+	}
+	n := len(mine)
+	for replica, data := range others {
+		if replica == c.replica || len(data) == 0 {
+			continue
+		}
+		for _, tenant := range strings.Split(string(data), "\n") {
+			if n >= maxTenants {
+				return
+			}
+			if tenant != "" && len(tenant) <= 256 && c.tenantShare(Key{route, tenant}) != nil {
+				n++
+			}
+		}
+	}
+}
+
+// adjust decays this replica's ratings of a route (or a tenant's of it),
+// shares them, and moves the strong share one step on every replica's.
+func (c *Calibrator) adjust(ctx context.Context, k Key, a *adjusted, t Target, now time.Time, ttl time.Duration) {
+	route := k.Route
 	a.mu.Lock()
 	a.local.decay(now, t.HalfLife)
 	good, bad := a.local.good, a.local.bad
 	a.mu.Unlock()
 	if c.board != nil {
 		name := "routing-feedback:" + route
+		if k.Tenant != "" {
+			name += "/" + k.Tenant
+		}
 		if err := c.board.PutSketch(ctx, name, c.replica, encodeEvidence(good, bad), ttl); err != nil && ctx.Err() == nil {
 			c.log.Warn("sharing a route's feedback failed", slog.String("route", route), slog.String("error", err.Error()))
 		}
@@ -367,9 +478,23 @@ func (c *Calibrator) adjust(ctx context.Context, route string, a *adjusted, t Ta
 			good, bad = good+g, bad+b
 		}
 	}
-	s := nextShare(math.Float64frombits(a.share.Load()), good, bad, *t.Adjust)
+	cur := math.Float64frombits(a.share.Load())
+	if k.Tenant != "" && !a.own.Load() {
+		if good+bad < minRatings {
+			// Too few ratings of its own: the tenant follows the route.
+			c.mu.RLock()
+			r := c.shares[Key{route, ""}]
+			c.mu.RUnlock()
+			if r != nil {
+				a.share.Store(r.share.Load())
+			}
+			return
+		}
+		a.own.Store(true)
+	}
+	s := nextShare(cur, good, bad, *t.Adjust)
 	a.share.Store(math.Float64bits(s))
-	c.share.WithLabelValues(route).Set(s)
+	c.share.WithLabelValues(route, k.Tenant).Set(s)
 }
 
 // encodeEvidence writes a replica's decayed ratings for the board.

@@ -48,6 +48,11 @@ func (q Quality) SavedMicros() int64 { return q.StrongCostMicros - q.AutoCostMic
 
 var errBadRating = errors.New("ledger: a rating needs a request ID and a score in [0, 1]")
 
+// ErrAlreadyRated is Rate's answer for a request rated before (by the
+// app, or by the judge for a verdict): a request counts once, so that one
+// request cannot be rated again and again to weigh as many.
+var ErrAlreadyRated = errors.New("ledger: the request is already rated")
+
 // Rate implements [Ledger.Rate].
 func (db *DB) Rate(ctx context.Context, r Rating) error {
 	if r.RequestID == "" || math.IsNaN(r.Score) || r.Score < 0 || r.Score > 1 {
@@ -58,9 +63,15 @@ func (db *DB) Rate(ctx context.Context, r Rating) error {
 		table = "judgements"
 	}
 	q := "INSERT INTO " + table + " (request_id, score, rated_at) VALUES (" + db.d.param(1) + ", " + db.d.param(2) + ", " + db.d.param(3) +
-		") ON CONFLICT (request_id) DO UPDATE SET score = excluded.score, rated_at = excluded.rated_at"
-	_, err := db.db.ExecContext(ctx, q, cleanText(r.RequestID), r.Score, db.d.timeValue(r.Time.UTC().Truncate(time.Microsecond)))
-	return db.classify(err)
+		") ON CONFLICT (request_id) DO NOTHING"
+	res, err := db.db.ExecContext(ctx, q, cleanText(r.RequestID), r.Score, db.d.timeValue(r.Time.UTC().Truncate(time.Microsecond)))
+	if err != nil {
+		return db.classify(err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return ErrAlreadyRated
+	}
+	return nil
 }
 
 // Quality implements [Ledger.Quality].

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -26,16 +27,20 @@ func TestRatingsAndQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range []Rating{
-			{RequestID: "a1", Score: 0, Time: t0},
-			{RequestID: "a1", Score: 1, Time: t0.Add(1)}, // replaces the first
+			{RequestID: "a1", Score: 1, Time: t0},
 			{RequestID: "a2", Score: 0.5, Time: t0},
 			{RequestID: "n1", Score: 0, Time: t0},
 			{RequestID: "a1", Score: 0.25, Time: t0, Judged: true}, // the judge's, beside the app's
-			{RequestID: "a2", Score: 0.75, Time: t0, Judged: true},
-			{RequestID: "a2", Score: 0.5, Time: t0.Add(1), Judged: true}, // replaces the judge's first
+			{RequestID: "a2", Score: 0.5, Time: t0, Judged: true},
 		} {
 			if err := db.Rate(t.Context(), r); err != nil {
 				t.Fatal(err)
+			}
+		}
+		// A request counts once: a second rating changes nothing.
+		for _, again := range []Rating{{RequestID: "a1", Score: 0, Time: t0.Add(1)}, {RequestID: "a2", Score: 1, Time: t0.Add(1), Judged: true}} {
+			if err := db.Rate(t.Context(), again); !errors.Is(err, ErrAlreadyRated) {
+				t.Errorf("Rate(%+v) again: %v, want ErrAlreadyRated", again, err)
 			}
 		}
 		for _, bad := range []Rating{{RequestID: "", Score: 1}, {RequestID: "a1", Score: 1.5}, {RequestID: "a1", Score: math.NaN()}} {

@@ -28,8 +28,9 @@ type Ledger interface {
 	Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, error)
 	// Records yields the records f selects, oldest first.
 	Records(ctx context.Context, f Filter) iter.Seq2[Record, error]
-	// Rate records the rating of a request, replacing an earlier one.
-	// The caller checks that the request is in the ledger and whose it is.
+	// Rate records the rating of a request, once: a request rated before
+	// is ErrAlreadyRated. The caller checks that the request is in the
+	// ledger and whose it is.
 	Rate(ctx context.Context, r Rating) error
 	// Quality sums, per route, tenant and model of the records f selects,
 	// the ratings and what auto routing cost against the strongest model.

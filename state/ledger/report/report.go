@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -153,12 +154,20 @@ func (s Source) Lookup(ctx context.Context, id, tenant string) (rec ledger.Recor
 	return rec, false, nil
 }
 
-// Rate records a rating; the caller has checked whose request it is.
+// Rate records a rating; the caller has checked whose request it is. A
+// request rated before is a 409: it counts once.
 func (s Source) Rate(ctx context.Context, r ledger.Rating) error {
-	if s.Ledger == nil || s.Ledger.Rate(ctx, r) != nil {
+	if s.Ledger == nil {
 		return unavailable()
 	}
-	return nil
+	switch err := s.Ledger.Rate(ctx, r); {
+	case err == nil:
+		return nil
+	case errors.Is(err, ledger.ErrAlreadyRated):
+		return openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "already_rated",
+			"the request %q is already rated; a request is rated once", openai.Clip(r.RequestID)).WithParam("request_id")
+	}
+	return unavailable()
 }
 
 func unavailable() error {
