@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/url"
@@ -404,7 +405,11 @@ func tools(req *openai.ChatRequest, g *generateRequest) *openai.Error {
 		}
 		params, err := cleanParameters(t.Function.Parameters, budget)
 		if err != nil {
-			return refuse(at+".function.parameters", "%s: %v", at, err)
+			where := at + ".function.parameters"
+			if se := (*schemaError)(nil); errors.As(err, &se) {
+				where, err = where+se.at, se.err
+			}
+			return refuse(at+".function.parameters", "%s: %v; Gemini's function declarations cannot take this schema", where, err)
 		}
 		declared[t.Function.Name] = true
 		decls = append(decls, functionDeclaration{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
