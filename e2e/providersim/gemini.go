@@ -338,6 +338,9 @@ func gmConversation(req gmRequest, model string) (conversation, *apiError) {
 			c.lastIsUser = user && result == nil
 		}
 	}
+	if err := gmCheckDeclarations(req.Tools); err != nil {
+		return c, err
+	}
 	for _, t := range req.Tools {
 		for _, fd := range t.FunctionDeclarations {
 			schema := fd.Parameters

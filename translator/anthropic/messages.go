@@ -3,11 +3,13 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/translator"
 )
 
 // placeholderTurn opens a conversation that would otherwise not start with
@@ -22,15 +24,19 @@ type conversation struct {
 	toolNames []string
 }
 
-// convertMessages hoists system and developer messages into the system
-// prompt, turns tool messages into tool_result blocks of a user turn, and
-// merges consecutive turns of the same role, so that turns alternate and
-// the tool results answering an assistant turn open the next user turn.
+// convertMessages puts the system and developer messages that open the
+// conversation into the system prompt and later ones, where they stand, as
+// marked text of a user turn (see [translator.SystemNote]: Anthropic's
+// system prompt comes before every turn). It turns tool messages into
+// tool_result blocks of a user turn, and merges consecutive turns of the
+// same role, so that turns alternate and the tool results answering an
+// assistant turn open the next user turn.
 func convertMessages(msgs []openai.Message) (conversation, *openai.Error) {
 	var c conversation
 	if e := checkToolPairing(msgs); e != nil {
 		return c, e
 	}
+	leading := translator.LeadingSystem(msgs)
 	for i := range msgs {
 		m := &msgs[i]
 		param := "messages[" + strconv.Itoa(i) + "]"
@@ -40,7 +46,11 @@ func convertMessages(msgs []openai.Message) (conversation, *openai.Error) {
 			if e != nil {
 				return c, e
 			}
-			c.system = append(c.system, blocks...)
+			if i < leading {
+				c.system = append(c.system, blocks...)
+			} else {
+				c.add("user", systemNote(blocks))
+			}
 		case "user":
 			blocks, e := contentBlocks(m.Content, param, true)
 			if e != nil {
@@ -58,7 +68,7 @@ func convertMessages(msgs []openai.Message) (conversation, *openai.Error) {
 			if e != nil {
 				return c, e
 			}
-			c.add("user", []block{b})
+			c.addResult(b)
 		}
 	}
 	c.trimPrefill()
@@ -79,6 +89,36 @@ func (c *conversation) add(role string, blocks []block) {
 		return
 	}
 	c.turns = append(c.turns, message{Role: role, Content: blocks})
+}
+
+// addResult adds a tool_result to the user turn after the assistant's
+// calls. Anthropic wants a turn's tool_results before anything else in it,
+// so one that follows a system note placed there already goes before it.
+func (c *conversation) addResult(b block) {
+	n := len(c.turns)
+	if n == 0 || c.turns[n-1].Role != "user" {
+		c.add("user", []block{b})
+		return
+	}
+	t := &c.turns[n-1]
+	at := 0
+	for at < len(t.Content) && t.Content[at].Type == "tool_result" {
+		at++
+	}
+	t.Content = slices.Insert(t.Content, at, b)
+}
+
+// systemNote joins the text blocks of a system message that comes after
+// the conversation began into one marked text block.
+func systemNote(blocks []block) []block {
+	if len(blocks) == 0 {
+		return nil
+	}
+	texts := make([]string, len(blocks))
+	for i, b := range blocks {
+		texts[i] = b.Text
+	}
+	return []block{{Type: "text", Text: translator.SystemNote(strings.Join(texts, "\n"))}}
 }
 
 // trimPrefill strips trailing whitespace from a final assistant turn (a

@@ -2,8 +2,8 @@
 // gemini: the Gemini API's generateContent and streamGenerateContent (with
 // alt=sse) for chat, embedContent and batchEmbedContents for embeddings.
 //
-// Unlike the OpenAI-protocol translator it rebuilds every request: system
-// messages become systemInstruction, assistant tool calls functionCall
+// Unlike the OpenAI-protocol translator it rebuilds every request: leading
+// system messages become systemInstruction, assistant tool calls functionCall
 // parts, tool results functionResponse parts that need the function's name
 // recovered from the history. Answers get OpenAI tool-call ids minted from
 // the completion id, finish reasons folded into OpenAI's five, and Gemini's

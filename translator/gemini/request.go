@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/url"
@@ -122,13 +123,16 @@ func (tr *Translator) generateRequest(req *openai.ChatRequest) (*generateRequest
 	return g, nil
 }
 
-// conversation maps the messages: system and developer text to
-// systemInstruction, the rest to contents with roles user and model. Tool
+// conversation maps the messages: the system and developer text that
+// opens the conversation to systemInstruction, the rest to contents with
+// roles user and model. A later system or developer message stays where it
+// is, as marked text of a user content (see [translator.SystemNote]). Tool
 // results become functionResponse parts of a user content; consecutive
 // contents of the same role are merged, as Gemini wants turns to alternate.
 func (tr *Translator) conversation(req *openai.ChatRequest, g *generateRequest) *openai.Error {
 	names := map[string]string{} // tool-call id → function name
 	var system []part
+	leading := translator.LeadingSystem(req.Messages)
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		param := "messages[" + strconv.Itoa(i) + "]"
@@ -138,7 +142,11 @@ func (tr *Translator) conversation(req *openai.ChatRequest, g *generateRequest) 
 			if e != nil {
 				return e
 			}
-			system = append(system, ps...)
+			if i < leading {
+				system = append(system, ps...)
+			} else {
+				g.Contents = appendContent(g.Contents, "user", systemNote(ps))
+			}
 		case "user":
 			ps, e := userParts(m, param)
 			if e != nil {
@@ -214,6 +222,19 @@ func textParts(m *openai.Message, param string) ([]part, *openai.Error) {
 		ps = textPart(ps, p.Text)
 	}
 	return ps, nil
+}
+
+// systemNote turns the text parts of a system message that comes after
+// the conversation began into one marked text part.
+func systemNote(ps []part) []part {
+	if len(ps) == 0 {
+		return nil
+	}
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.Text
+	}
+	return []part{{Text: translator.SystemNote(strings.Join(texts, "\n"))}}
 }
 
 // textPart appends a text part unless the text is empty.
@@ -404,7 +425,11 @@ func tools(req *openai.ChatRequest, g *generateRequest) *openai.Error {
 		}
 		params, err := cleanParameters(t.Function.Parameters, budget)
 		if err != nil {
-			return refuse(at+".function.parameters", "%s: %v", at, err)
+			where := at + ".function.parameters"
+			if se := (*schemaError)(nil); errors.As(err, &se) {
+				where, err = where+se.at, se.err
+			}
+			return refuse(at+".function.parameters", "%s: %v; Gemini's function declarations cannot take this schema", where, err)
 		}
 		declared[t.Function.Name] = true
 		decls = append(decls, functionDeclaration{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})

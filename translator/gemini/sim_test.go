@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/e2e/providersim"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
+	"github.com/switchyard/switchyard/translator/translatortest"
 )
 
 // The round trips below send translated requests to the Gemini simulator,
@@ -117,6 +118,32 @@ func TestSimToolRoundTrip(t *testing.T) {
 	}
 	if second.Choices[0].FinishReason != "stop" || second.Usage == nil || second.Usage.PromptTokens == 0 {
 		t.Errorf("got finish %q usage %+v, want stop with usage", second.Choices[0].FinishReason, second.Usage)
+	}
+}
+
+// TestSimAcceptsRequestGoldens sends every translated chat request golden
+// to the simulator, which refuses what the Gemini API refuses (function
+// declarations' schemas included): each must be answered.
+func TestSimAcceptsRequestGoldens(t *testing.T) {
+	sim := startSim(t)
+	for _, c := range translatortest.Cases(t, "request", "json") {
+		if isEmbedding(c.Name) {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			tr := New(simTarget(simKey))
+			up, e := translatortest.SendChat(t, tr, c.Input(t))
+			if e != nil {
+				return // a refusal golden: nothing reaches the provider
+			}
+			status, h, raw := post(t, sim, up)
+			if status != http.StatusOK {
+				t.Fatalf("the simulator answered %d: %s", status, raw)
+			}
+			if r := tr.Complete(status, h, raw); r.Status != http.StatusOK && !tr.IsStream(status, h) {
+				t.Errorf("translated answer: %d %s", r.Status, r.Body)
+			}
+		})
 	}
 }
 
