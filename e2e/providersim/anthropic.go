@@ -147,6 +147,18 @@ type anRequest struct {
 	Tools        []anTool        `json:"tools"`
 	ToolChoice   *anToolChoice   `json:"tool_choice"`
 	CacheControl json.RawMessage `json:"cache_control"`
+	OutputConfig *struct {
+		Format *anFormat `json:"format"`
+	} `json:"output_config"`
+	// OutputFormat is where the structured-outputs beta put the format;
+	// the API still takes it.
+	OutputFormat *anFormat `json:"output_format"`
+}
+
+// anFormat is a structured-output format: a JSON schema.
+type anFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type anMessage struct {
@@ -213,7 +225,7 @@ func (a anthropic) messages(x *exchange) {
 		x.fail(apiError{status: http.StatusNotFound, typ: "not_found_error", message: "model: " + req.Model})
 		return
 	}
-	r := respond(conv)
+	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	seq := x.p.nextSeq()
 	msg := anMessageResp{
@@ -393,7 +405,7 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 			continue
 		}
 		var texts []string
-		images := 0
+		images, calls := 0, 0
 		var result *string
 		for _, b := range blocks {
 			switch b.Type {
@@ -402,6 +414,8 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 				c.textChars += chars(b.Text)
 			case "image":
 				images++
+			case "tool_use":
+				calls++
 			case "tool_result":
 				t := anResultText(b.Content)
 				c.textChars += chars(t)
@@ -412,6 +426,11 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 		}
 		if role == "user" {
 			c.lastUserText, c.images = strings.Join(texts, " "), images
+			if result == nil {
+				c.promptTurn(c.lastUserText)
+			}
+		} else {
+			c.assistantCalls(calls)
 		}
 		// The reply answers the last user or assistant turn: system turns
 		// after it only instruct.
@@ -436,6 +455,19 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 		default:
 			return c, anInvalid("tool_choice.type: Input tag '%s' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'", tc.Type)
 		}
+	}
+	format, field := req.OutputFormat, "output_format"
+	if req.OutputConfig != nil && req.OutputConfig.Format != nil {
+		format, field = req.OutputConfig.Format, "output_config.format"
+	}
+	if format != nil {
+		if format.Type != "json_schema" {
+			return c, anInvalid("%s.type: Input tag '%s' found using 'type' does not match any of the expected tags: 'json_schema'", field, format.Type)
+		}
+		if !isObject(format.Schema) {
+			return c, anInvalid("%s.schema: Field required", field)
+		}
+		c.format = replyFormat{json: true, schema: format.Schema}
 	}
 	return c, nil
 }

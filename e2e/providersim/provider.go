@@ -340,6 +340,13 @@ type exchange struct {
 
 func (x *exchange) now() time.Time { return x.p.env.now() }
 
+// answer is the simulated model's reply to c, by the scripted rules when
+// the provider runs scripted.
+func (x *exchange) answer(c conversation) reply {
+	c.scripted = x.p.cfg.Script
+	return respond(c)
+}
+
 func (x *exchange) fail(e apiError) { x.p.d.writeError(x.w, e) }
 
 func (x *exchange) writeJSON(status int, v any) {

@@ -51,6 +51,10 @@ type ProviderConfig struct {
 	// TLS, when set, serves HTTPS with it, as the real providers do; each
 	// recorded request keeps the server name the client asked for (SNI).
 	TLS *tls.Config
+	// Script makes the simulated model call a tool only when the user's
+	// prompt asks for it, once, and otherwise answer in text, so that a real
+	// agent's session ends by itself (README.md, "Scripted mode").
+	Script bool
 }
 
 // Config describes a simulator process.
