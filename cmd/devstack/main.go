@@ -4,7 +4,9 @@
 // configs/local, and a simulator for
 // each provider the policy marks simulated (configs/local: all of them;
 // configs/examples/real-providers: none, so the real APIs serve, with keys
-// from the environment). It serves the OpenAI API at
+// from the environment). The simulators run scripted, so an agent such as
+// Claude Code pointed at the gateway finishes its session instead of
+// calling its first tool forever. It serves the OpenAI API at
 // http://127.0.0.1:8080/v1 until Ctrl-C, which stops every process it
 // started.
 package main
@@ -24,17 +26,22 @@ import (
 func main() {
 	policyDir := flag.String("config", "configs/local", "policy directory to serve (copied; edit the copy to see live reloads)")
 	quiet := flag.Bool("quiet", false, "do not echo process output")
+	script := flag.Bool("script", true, "simulators call a tool only when the prompt asks for it (e2e/providersim README, scripted mode); false: whenever tools are offered")
+	record := flag.String("record", "", "simulators write every request they receive to DIR/<provider>/NNN.json")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *policyDir, *quiet); err != nil {
+	o := harness.Options{
+		Policy: *policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy,
+		Script: *script, SimRecordDir: *record, Dir: ".run", Node: true,
+	}
+	if err := run(ctx, o, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "devstack:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, policyDir string, quiet bool) error {
-	o := harness.Options{Policy: policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy, Dir: ".run", Node: true}
+func run(ctx context.Context, o harness.Options, quiet bool) error {
 	if !quiet {
 		o.Out = os.Stdout
 	}

@@ -89,6 +89,14 @@ type Options struct {
 	// persistence does; without it Redis keeps nothing on disk.
 	RedisDurable bool
 	Simulate     Simulate
+	// Script runs the policy's simulators in scripted mode: a tool is
+	// called only when the prompt asks for it, so a real agent's session
+	// ends by itself (make run). Tests leave it off: their simulators call
+	// a tool whenever tools are offered.
+	Script bool
+	// SimRecordDir, when set, is where the simulators write every request
+	// they receive (providersim.Config.RecordDir).
+	SimRecordDir string
 	// CACertFile is the trust bundle Envoy checks https providers against
 	// (xds -ca-file); empty: the system's.
 	CACertFile string
@@ -321,7 +329,7 @@ func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error
 	// Port 0 lets each listener take its own free port as it binds: a port
 	// picked first and bound later can meanwhile become some connection's
 	// ephemeral port (address already in use, in parallel tests).
-	cfg := providersim.Config{ControlAddr: addr(o.Ports.SimControl)}
+	cfg := providersim.Config{ControlAddr: addr(o.Ports.SimControl), RecordDir: o.SimRecordDir}
 	for _, pr := range p.Providers {
 		a := addr(0)
 		if o.Simulate == SimulatePolicy {
@@ -331,7 +339,7 @@ func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error
 			a = net.JoinHostPort(pr.Host, strconv.Itoa(pr.Port))
 		}
 		cfg.Providers = append(cfg.Providers, providersim.ProviderConfig{
-			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: a, ExpectKey: o.ProviderKeys[pr.Name],
+			Name: pr.Name, Kind: providersim.Kind(pr.Kind), Addr: a, ExpectKey: o.ProviderKeys[pr.Name], Script: o.Script,
 		})
 	}
 	cfg.Providers = append(cfg.Providers, o.ExtraProviders...)

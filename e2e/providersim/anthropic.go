@@ -147,6 +147,18 @@ type anRequest struct {
 	Tools        []anTool        `json:"tools"`
 	ToolChoice   *anToolChoice   `json:"tool_choice"`
 	CacheControl json.RawMessage `json:"cache_control"`
+	OutputConfig *struct {
+		Format *anFormat `json:"format"`
+	} `json:"output_config"`
+	// OutputFormat is where the structured-outputs beta put the format;
+	// the API still takes it.
+	OutputFormat *anFormat `json:"output_format"`
+}
+
+// anFormat is a structured-output format: a JSON schema.
+type anFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
 }
 
 type anMessage struct {
@@ -213,7 +225,7 @@ func (a anthropic) messages(x *exchange) {
 		x.fail(apiError{status: http.StatusNotFound, typ: "not_found_error", message: "model: " + req.Model})
 		return
 	}
-	r := respond(conv)
+	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	seq := x.p.nextSeq()
 	msg := anMessageResp{
@@ -297,6 +309,7 @@ func anCached(req anRequest) bool {
 // enforces and extracts what the reply rules need. It is deliberately
 // stricter than the API in one place: consecutive same-role turns, which
 // the API merges, are refused so a gateway is held to canonical requests.
+// Mid-conversation system turns take no part in that alternation.
 func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 	c := conversation{model: req.Model, messages: len(req.Messages)}
 	switch {
@@ -329,20 +342,37 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 	}
 	parsed := make([][]anBlock, len(req.Messages))
 	toolBlocks := false
+	prev := "" // the role of the last user or assistant turn
 	for i, m := range req.Messages {
-		if m.Role != "user" && m.Role != "assistant" {
-			return c, anInvalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		if m.Role != "user" && m.Role != "assistant" && m.Role != "system" {
+			return c, anInvalid("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		if i == 0 && m.Role != "user" {
 			return c, anInvalid("messages: first message must use the \"user\" role")
-		}
-		if i > 0 && m.Role == req.Messages[i-1].Role {
-			return c, anInvalid("messages.%d: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", i, m.Role)
 		}
 		blocks, ok := anBlocks(m.Content)
 		if !ok {
 			return c, anInvalid("messages.%d.content: Input should be a valid string or a list of content blocks", i)
 		}
+		if m.Role == "system" {
+			if err := anCheckSystemTurn(req.Messages, parsed, blocks, i); err != nil {
+				return c, err
+			}
+			for _, b := range blocks {
+				c.textChars += chars(b.Text)
+			}
+			parsed[i] = blocks
+			if req.Messages[i-1].Role == "assistant" {
+				// After a server tool call's pause, the assistant turn
+				// that follows continues it.
+				prev = ""
+			}
+			continue
+		}
+		if m.Role == prev {
+			return c, anInvalid("messages.%d: roles must alternate between \"user\" and \"assistant\", but found multiple %q roles in a row", i, m.Role)
+		}
+		prev = m.Role
 		last := i == len(req.Messages)-1
 		if len(blocks) == 0 || string(m.Content) == `""` {
 			if last && m.Role == "assistant" {
@@ -370,9 +400,12 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 		return c, anInvalid("Requests which include `tool_use` or `tool_result` blocks must define tools.")
 	}
 	for i, blocks := range parsed {
-		user := req.Messages[i].Role == "user"
+		role := req.Messages[i].Role
+		if role == "system" {
+			continue
+		}
 		var texts []string
-		images := 0
+		images, calls := 0, 0
 		var result *string
 		for _, b := range blocks {
 			switch b.Type {
@@ -381,6 +414,8 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 				c.textChars += chars(b.Text)
 			case "image":
 				images++
+			case "tool_use":
+				calls++
 			case "tool_result":
 				t := anResultText(b.Content)
 				c.textChars += chars(t)
@@ -389,13 +424,18 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 				}
 			}
 		}
-		if user {
+		if role == "user" {
 			c.lastUserText, c.images = strings.Join(texts, " "), images
+			if result == nil {
+				c.promptTurn(c.lastUserText)
+			}
+		} else {
+			c.assistantCalls(calls)
 		}
-		if i == len(parsed)-1 {
-			c.toolResult = result
-			c.lastIsUser = user && result == nil
-		}
+		// The reply answers the last user or assistant turn: system turns
+		// after it only instruct.
+		c.toolResult = result
+		c.lastIsUser = role == "user" && result == nil
 	}
 	for _, t := range req.Tools {
 		c.tools = append(c.tools, toolDef{name: t.Name, schema: t.InputSchema})
@@ -416,7 +456,47 @@ func (anthropic) conversation(req anRequest) (conversation, *apiError) {
 			return c, anInvalid("tool_choice.type: Input tag '%s' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'", tc.Type)
 		}
 	}
+	format, field := req.OutputFormat, "output_format"
+	if req.OutputConfig != nil && req.OutputConfig.Format != nil {
+		format, field = req.OutputConfig.Format, "output_config.format"
+	}
+	if format != nil {
+		if format.Type != "json_schema" {
+			return c, anInvalid("%s.type: Input tag '%s' found using 'type' does not match any of the expected tags: 'json_schema'", field, format.Type)
+		}
+		if !isObject(format.Schema) {
+			return c, anInvalid("%s.schema: Field required", field)
+		}
+		c.format = replyFormat{json: true, schema: format.Schema}
+	}
 	return c, nil
+}
+
+// anCheckSystemTurn applies the API's rules for a mid-conversation system
+// message: text only, right after a user turn (or an assistant turn that
+// ends in a server tool call), and followed by nothing or an assistant
+// turn.
+func anCheckSystemTurn(msgs []anMessage, parsed [][]anBlock, blocks []anBlock, i int) *apiError {
+	if len(blocks) == 0 {
+		return anInvalid("messages.%d: system messages must have non-empty content", i)
+	}
+	for j, b := range blocks {
+		if b.Type != "text" {
+			return anInvalid("messages.%d.content.%d.type: system messages may only hold text blocks, got %q", i, j, b.Type)
+		}
+		if strings.TrimSpace(b.Text) == "" {
+			return anInvalid("messages.%d.content.%d.text: text content blocks must contain non-whitespace text", i, j)
+		}
+	}
+	before := msgs[i-1].Role
+	afterServerTool := before == "assistant" && len(parsed[i-1]) > 0 && parsed[i-1][len(parsed[i-1])-1].Type == "server_tool_use"
+	if before != "user" && !afterServerTool {
+		return anInvalid("messages.%d: a system message must immediately follow a user message or an assistant message ending in server tool use", i)
+	}
+	if i+1 < len(msgs) && msgs[i+1].Role != "assistant" {
+		return anInvalid("messages.%d: a system message must be the last message or be followed by an assistant message", i)
+	}
+	return nil
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
@@ -463,6 +543,9 @@ func anCheckBlock(b anBlock, role string, i, j int) *apiError {
 func anCheckToolPairing(msgs []anMessage, parsed [][]anBlock) *apiError {
 	var open []string // tool_use ids of the previous assistant message
 	for i, blocks := range parsed {
+		if msgs[i].Role == "system" {
+			continue
+		}
 		if msgs[i].Role == "assistant" {
 			open = open[:0]
 			for _, b := range blocks {

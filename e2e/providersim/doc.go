@@ -7,7 +7,10 @@
 // SDKs to parse them, answer with deterministic text, tool calls and usage
 // (the rules are in README.md), enforce the validation rules a gateway must
 // honour, and take injected faults ([Fault]) so tests can exercise retries,
-// fallback and stream handling.
+// fallback and stream handling. In scripted mode ([ProviderConfig.Script])
+// the model calls only the tools a prompt asks for, so a real agent's
+// session ends by itself; [Config.RecordDir] writes every request received
+// to disk as a fixture.
 //
 // Every simulated provider listens on its own address, so one of them can
 // refuse connections while the others keep serving. A control listener

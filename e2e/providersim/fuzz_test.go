@@ -43,9 +43,12 @@ func FuzzRequest(f *testing.F) {
 		`{"contents":[{"role":"user","parts":[{"text":"Hi"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]}],"generationConfig":{"maxOutputTokens":3}}`,
 		`{"contents":[{"parts":[{"text":"Hi"}]},{"role":"model","parts":[{"functionCall":{"name":"t","args":{}}}]},{"parts":[{"functionResponse":{"name":"t","response":{"output":"r"}}}]}],"tools":[{"functionDeclarations":[{"name":"t"}]}]}`,
 		`{"requests":[{"model":"models/g","content":{"parts":[{"text":"a"}]}}]}`,
+		`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"$ref":"#/$defs/a","$defs":{"a":{"required":["b"],"properties":{"b":{"anyOf":[{"$ref":"#"}]}}}}}}},"messages":[{"role":"user","content":"[[call t {\"a\":1}]] use the t tool"}],"tools":[{"type":"function","function":{"name":"t"}}]}`,
+		`{"model":"c","max_tokens":5,"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}},"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>[[call t]]"}]},{"role":"system","content":"s"}],"tools":[{"name":"t"}]}`,
+		`{"contents":[{"parts":[{"text":"[[call t]]"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"ARRAY"}},"tools":[{"functionDeclarations":[{"name":"t"}]}]}`,
 		`{"messages":null}`, `[]`, `{`, ``,
 	}
-	for i := range fuzzTargets {
+	for i := range 2 * len(fuzzTargets) {
 		for _, s := range seeds {
 			f.Add(uint8(i), []byte(s))
 		}
@@ -55,16 +58,20 @@ func FuzzRequest(f *testing.F) {
 		sleep: func(context.Context, time.Duration) error { return nil },
 		log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	providers := make([]*provider, len(fuzzTargets))
+	// Each target runs unscripted and scripted.
+	providers := make([][2]*provider, len(fuzzTargets))
 	for i, ft := range fuzzTargets {
-		providers[i] = newProvider(ProviderConfig{Name: "p", Kind: ft.kind}, e)
+		providers[i] = [2]*provider{
+			newProvider(ProviderConfig{Name: "p", Kind: ft.kind}, e),
+			newProvider(ProviderConfig{Name: "p", Kind: ft.kind, Script: true}, e),
+		}
 	}
 	f.Fuzz(func(t *testing.T, target uint8, body []byte) {
 		i := int(target) % len(fuzzTargets)
 		req := httptest.NewRequest(http.MethodPost, fuzzTargets[i].path, bytes.NewReader(body))
 		req.Header.Set("anthropic-version", "2023-06-01")
 		rec := httptest.NewRecorder()
-		providers[i].ServeHTTP(rec, req)
+		providers[i][int(target)/len(fuzzTargets)%2].ServeHTTP(rec, req)
 		got := rec.Body.String()
 		if rec.Code != http.StatusOK && (rec.Code < 400 || rec.Code >= 500) {
 			t.Fatalf("got status %d, want 200 or 4xx; body %s", rec.Code, got)

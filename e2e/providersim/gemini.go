@@ -141,8 +141,11 @@ type gmRequest struct {
 		} `json:"functionCallingConfig"`
 	} `json:"toolConfig"`
 	GenerationConfig *struct {
-		MaxOutputTokens int      `json:"maxOutputTokens"`
-		Temperature     *float64 `json:"temperature"`
+		MaxOutputTokens    int             `json:"maxOutputTokens"`
+		Temperature        *float64        `json:"temperature"`
+		ResponseMimeType   string          `json:"responseMimeType"`
+		ResponseSchema     json.RawMessage `json:"responseSchema"`
+		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
 	} `json:"generationConfig"`
 }
 
@@ -205,7 +208,7 @@ func (g gemini) generate(x *exchange, model string, stream bool) {
 		x.fail(apiError{status: http.StatusNotFound, typ: "NOT_FOUND", message: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", model)})
 		return
 	}
-	r := respond(conv)
+	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := gmResponse{ModelVersion: model, ResponseID: fmt.Sprintf("sim%06d", x.p.nextSeq())}
 	if !stream {
@@ -291,6 +294,12 @@ func gmConversation(req gmRequest, model string) (conversation, *apiError) {
 		if gc.MaxOutputTokens > 0 {
 			c.maxTokens, c.hasMax = gc.MaxOutputTokens, true
 		}
+		if gc.ResponseMimeType == "application/json" {
+			c.format = replyFormat{json: true, schema: gc.ResponseSchema}
+			if len(gc.ResponseJSONSchema) > 0 {
+				c.format.schema = gc.ResponseJSONSchema
+			}
+		}
 	}
 	if si := req.SystemInstruction; si != nil {
 		for _, p := range si.Parts {
@@ -308,7 +317,7 @@ func gmConversation(req gmRequest, model string) (conversation, *apiError) {
 			return c, gmInvalid("* GenerateContentRequest.contents[%d].parts: contents.parts must not be empty.\n", i)
 		}
 		var texts []string
-		images := 0
+		images, calls := 0, 0
 		var result *string
 		for j, p := range content.Parts {
 			if err := gmCheckPart(p, i, j); err != nil {
@@ -327,11 +336,18 @@ func gmConversation(req gmRequest, model string) (conversation, *apiError) {
 				if result == nil {
 					result = &t
 				}
+			case p.FunctionCall != nil:
+				calls++
 			}
 		}
 		user := content.Role != "model"
 		if user {
 			c.lastUserText, c.images = strings.Join(texts, " "), images
+			if result == nil {
+				c.promptTurn(c.lastUserText)
+			}
+		} else {
+			c.assistantCalls(calls)
 		}
 		if i == len(req.Contents)-1 {
 			c.toolResult = result

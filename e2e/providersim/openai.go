@@ -200,6 +200,17 @@ type oaChatRequest struct {
 	StreamOptions       *oaStreamOpts   `json:"stream_options"`
 	Tools               []oaTool        `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ResponseFormat      *oaFormat       `json:"response_format"`
+}
+
+// oaFormat is response_format: text, json_object, or json_schema with
+// its schema.
+type oaFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"json_schema"`
 }
 
 type oaStreamOpts struct {
@@ -256,7 +267,7 @@ func (o openAI) chat(x *exchange, deployment string) {
 		x.fail(o.modelNotFound(model))
 		return
 	}
-	r := respond(conv)
+	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := o.envelope(x, model)
 	if req.Stream {
@@ -313,7 +324,10 @@ func (o openAI) conversation(req oaChatRequest, model string) (conversation, *ap
 		switch m.Role {
 		case "user":
 			c.lastUserText, c.images = text, images
-		case "system", "developer", "assistant", "tool", "function":
+			c.promptTurn(text)
+		case "assistant":
+			c.assistantCalls(len(m.ToolCalls))
+		case "system", "developer", "tool", "function":
 		default:
 			return c, invalidRequest(fmt.Sprintf("messages.[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role)
 		}
@@ -332,7 +346,32 @@ func (o openAI) conversation(req oaChatRequest, model string) (conversation, *ap
 		return c, err
 	}
 	c.choice = choice
+	if c.format, err = oaReplyFormat(req.ResponseFormat); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// oaReplyFormat reads response_format as OpenAI checks it.
+func oaReplyFormat(f *oaFormat) (replyFormat, *apiError) {
+	if f == nil {
+		return replyFormat{}, nil
+	}
+	switch f.Type {
+	case "text":
+		return replyFormat{}, nil
+	case "json_object":
+		return replyFormat{json: true}, nil
+	case "json_schema":
+		if f.JSONSchema == nil {
+			return replyFormat{}, invalidRequest("response_format.json_schema", "missing_required_parameter", "Missing required parameter: 'response_format.json_schema'.")
+		}
+		if f.JSONSchema.Name == "" {
+			return replyFormat{}, invalidRequest("response_format.json_schema.name", "missing_required_parameter", "Missing required parameter: 'response_format.json_schema.name'.")
+		}
+		return replyFormat{json: true, schema: f.JSONSchema.Schema}, nil
+	}
+	return replyFormat{}, invalidRequest("response_format.type", "invalid_value", "Invalid value: '%s'. Supported values are: 'json_object', 'json_schema', and 'text'.", f.Type)
 }
 
 // checkToolPairing enforces OpenAI's rule that assistant tool calls are

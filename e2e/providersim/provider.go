@@ -39,6 +39,7 @@ type provider struct {
 	stats  statsRecorder
 	seq    int
 	window rateWindow
+	rec    *recorder // nil unless Config.RecordDir is set
 }
 
 // rateWindow counts what the provider's rate-limit headers report. Real
@@ -238,6 +239,20 @@ func (p *provider) admit(r *http.Request, body []byte, stream bool) (Fault, quot
 	return f, q
 }
 
+// record writes the request to the recording, if there is one.
+func (p *provider) record(r *http.Request, body []byte) {
+	if p.rec == nil {
+		return
+	}
+	p.mu.Lock()
+	n := p.rec.next
+	p.rec.next++
+	p.mu.Unlock()
+	if err := p.rec.write(n, r, body); err != nil {
+		p.env.log.Warn("providersim: recording a request", "provider", p.cfg.Name, "err", err)
+	}
+}
+
 func (p *provider) nextSeq() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -278,6 +293,7 @@ type exchangeKey struct{}
 // check the credential, then hand it to the kind's endpoint.
 func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	p.record(r, body)
 	sw := &statusWriter{ResponseWriter: w}
 	stream := readErr == nil && p.d.streaming(r, body)
 	fault, q := p.admit(r, body, stream)
@@ -339,6 +355,13 @@ type exchange struct {
 }
 
 func (x *exchange) now() time.Time { return x.p.env.now() }
+
+// answer is the simulated model's reply to c, by the scripted rules when
+// the provider runs scripted.
+func (x *exchange) answer(c conversation) reply {
+	c.scripted = x.p.cfg.Script
+	return respond(c)
+}
 
 func (x *exchange) fail(e apiError) { x.p.d.writeError(x.w, e) }
 

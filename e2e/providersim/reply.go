@@ -1,7 +1,6 @@
 package providersim
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -32,7 +31,38 @@ type conversation struct {
 	// Anthropic and yields an empty reply.
 	maxTokens int
 	hasMax    bool
+	// format is the shape the client asked the reply text to take.
+	format replyFormat
+
+	// scripted selects the scripted rules (ProviderConfig.Script); the
+	// exchange sets it (see exchange.answer).
+	scripted bool
+	// prompt is the text of the last user turn that asks something rather
+	// than answering tool calls (system turns never count), and callsSince
+	// the tool calls the assistant made after it: scripted mode calls the
+	// tools the prompt names, in order, until callsSince reaches their
+	// number. A dialect fills them with promptTurn and assistantCalls as it
+	// walks the conversation.
+	prompt     string
+	callsSince int
 }
+
+// replyFormat is JSON mode or structured output: OpenAI response_format,
+// Anthropic output_config.format, Gemini responseMimeType application/json.
+type replyFormat struct {
+	json bool
+	// schema, when set, is the JSON schema the reply must satisfy.
+	schema json.RawMessage
+}
+
+// promptTurn records a user turn that asks something: the tool calls
+// counted so far answered an older prompt.
+func (c *conversation) promptTurn(text string) {
+	c.prompt, c.callsSince = text, 0
+}
+
+// assistantCalls records an assistant turn's tool calls.
+func (c *conversation) assistantCalls(n int) { c.callsSince += n }
 
 type toolDef struct {
 	name   string
@@ -80,20 +110,32 @@ const echoChars = 40
 // respond applies the deterministic rules documented in README.md.
 func respond(c conversation) reply {
 	r := reply{promptTokens: promptTokens(c.messages, c.textChars)}
-	if c.toolResult != nil {
-		r.text = "Tool result received: " + prefix(*c.toolResult, echoChars)
-	} else if tl, ok := c.pickTool(); ok {
-		r.call = &toolCall{name: tl.name, args: argsFromSchema(tl.schema)}
+	if tl, args, ok := c.pickTool(); ok {
+		if args == nil {
+			args = argsFromSchema(tl.schema)
+		}
+		r.call = &toolCall{name: tl.name, args: args}
 		r.finish = finishToolCall
 		r.completionTokens = ceilDiv(len(tl.name)+len(r.call.args), 4)
 		return r
-	} else if n, ok := rating(c.lastUserText); ok {
+	}
+	userText := c.lastUserText
+	if c.scripted {
+		userText = withoutReminders(userText)
+	}
+	if c.toolResult != nil {
+		r.text = "Tool result received: " + prefix(*c.toolResult, echoChars)
+	} else if n, ok := rating(userText); ok {
 		r.text = "Rating: " + n
 	} else {
-		r.text = fmt.Sprintf("Hello from %s: %s", c.model, prefix(c.lastUserText, echoChars))
+		r.text = fmt.Sprintf("Hello from %s: %s", c.model, prefix(userText, echoChars))
 		if c.images > 0 {
 			r.text += fmt.Sprintf(" [%d image%s]", c.images, plural(c.images))
 		}
+	}
+	r.text = strings.Join(strings.Fields(r.text), " ")
+	if c.format.json {
+		r.text = jsonReply(c.format.schema, r.text)
 	}
 	words := strings.Fields(r.text)
 	if c.hasMax && len(words) > c.maxTokens {
@@ -116,18 +158,27 @@ func rating(text string) (string, bool) {
 	return m[1], true
 }
 
-func (c conversation) pickTool() (toolDef, bool) {
-	if !c.lastIsUser || len(c.tools) == 0 || c.choice.mode == choiceNone {
-		return toolDef{}, false
+// pickTool is the tool call to make, if any, with its arguments (nil:
+// from the tool's schema). Unscripted, every user turn that offers tools
+// gets a call: to the forced tool, else the first.
+func (c conversation) pickTool() (toolDef, []byte, bool) {
+	if len(c.tools) == 0 || c.choice.mode == choiceNone {
+		return toolDef{}, nil, false
+	}
+	if c.scripted {
+		return c.scriptedCall()
+	}
+	if !c.lastIsUser {
+		return toolDef{}, nil, false
 	}
 	if c.choice.mode == choiceForced {
 		for _, t := range c.tools {
 			if t.name == c.choice.name {
-				return t, true
+				return t, nil, true
 			}
 		}
 	}
-	return c.tools[0], true
+	return c.tools[0], nil, true
 }
 
 // promptTokens is the simulator's tokenizer: a quarter token per character,
@@ -183,61 +234,4 @@ func halves(s string) []string {
 		return []string{s}
 	}
 	return []string{s[:mid], s[mid:]}
-}
-
-// argsFromSchema builds a tool-call argument object holding a placeholder
-// for each required property of a JSON schema, in the order listed.
-func argsFromSchema(schema json.RawMessage) []byte {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	_ = json.Unmarshal(schema, &s) // a schema that does not parse has no required properties
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, name := range s.Required {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(name)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(placeholder(s.Properties[name]))
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func placeholder(prop json.RawMessage) []byte {
-	var p struct {
-		Type json.RawMessage   `json:"type"`
-		Enum []json.RawMessage `json:"enum"`
-	}
-	_ = json.Unmarshal(prop, &p) // an unreadable property gets the string placeholder
-	if len(p.Enum) > 0 {
-		return p.Enum[0]
-	}
-	var typ string
-	if json.Unmarshal(p.Type, &typ) != nil {
-		// JSON Schema allows a list of types; the first one decides.
-		var types []string
-		if json.Unmarshal(p.Type, &types) == nil && len(types) > 0 {
-			typ = types[0]
-		}
-	}
-	// Gemini's OpenAPI schemas spell types in upper case.
-	switch strings.ToLower(typ) {
-	case "number", "integer":
-		return []byte("1")
-	case "boolean":
-		return []byte("true")
-	case "array":
-		return []byte("[]")
-	case "object":
-		return []byte("{}")
-	case "null":
-		return []byte("null")
-	default:
-		return []byte(`"x"`)
-	}
 }

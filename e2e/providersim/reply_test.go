@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestRespond(t *testing.T) {
@@ -99,6 +100,81 @@ func TestRespond(t *testing.T) {
 			conv: conversation{model: "m", lastUserText: "hi", toolResult: &result, tools: tools},
 			want: reply{text: `Tool result received: {"temp":4}`, completionTokens: 4},
 		},
+		{
+			name: "JSON mode without a schema wraps the text",
+			conv: conversation{model: "m", lastUserText: "a\n b", lastIsUser: true, format: replyFormat{json: true}},
+			want: reply{text: `{"reply":"Hello from m: a b"}`, completionTokens: 5},
+		},
+		{
+			name: "JSON mode with a schema fills its required properties",
+			conv: conversation{model: "m", lastUserText: "hi", lastIsUser: true, format: replyFormat{json: true, schema: schema}},
+			want: reply{text: `{"q":"x"}`, completionTokens: 1},
+		},
+		{
+			name: "a JSON reply is cut like any other",
+			conv: conversation{model: "m", lastUserText: "one two", lastIsUser: true, format: replyFormat{json: true}, maxTokens: 2, hasMax: true},
+			want: reply{text: `{"reply":"Hello from`, finish: finishLength, completionTokens: 2},
+		},
+		{
+			name: "scripted: tools offered but none asked for",
+			conv: conversation{model: "m", lastUserText: "hi", prompt: "hi", lastIsUser: true, tools: tools, scripted: true},
+			want: reply{text: "Hello from m: hi", completionTokens: 4},
+		},
+		{
+			name: "scripted: the tool the prompt names, with its arguments",
+			conv: conversation{model: "m", prompt: `go [[call clock {"tz": "UTC"}]]`, lastIsUser: true, tools: tools, scripted: true},
+			want: reply{call: &toolCall{name: "clock", args: []byte(`{"tz":"UTC"}`)}, finish: finishToolCall, completionTokens: 5},
+		},
+		{
+			name: "scripted: plain words name the tool, the schema gives the arguments",
+			conv: conversation{model: "m", prompt: "Please use the search tool.", lastIsUser: true, tools: tools, scripted: true},
+			want: reply{call: &toolCall{name: "search", args: []byte(`{"q":"x"}`)}, finish: finishToolCall, completionTokens: 4},
+		},
+		{
+			name: "scripted: the second directive once the first was called",
+			conv: conversation{model: "m", prompt: "[[call search]] [[call clock]]", callsSince: 1, toolResult: &result, tools: tools, scripted: true},
+			want: reply{call: &toolCall{name: "clock", args: []byte(`{}`)}, finish: finishToolCall, completionTokens: 2},
+		},
+		{
+			name: "scripted: every directive called, the result is answered in text",
+			conv: conversation{model: "m", prompt: "[[call search]] [[call clock]]", callsSince: 2, toolResult: &result, tools: tools, scripted: true},
+			want: reply{text: `Tool result received: {"temp":4}`, completionTokens: 4},
+		},
+		{
+			name: "scripted: a tool not offered is not called",
+			conv: conversation{model: "m", lastUserText: "[[call nope]]", prompt: "[[call nope]]", lastIsUser: true, tools: tools, scripted: true},
+			want: reply{text: "Hello from m: [[call nope]]", completionTokens: 5},
+		},
+		{
+			name: "scripted: a forced tool is still forced",
+			conv: conversation{model: "m", prompt: "hi", lastIsUser: true, tools: tools, choice: toolChoice{mode: choiceForced, name: "clock"}, scripted: true},
+			want: reply{call: &toolCall{name: "clock", args: []byte(`{}`)}, finish: finishToolCall, completionTokens: 2},
+		},
+		{
+			name: "scripted: a forced tool takes the arguments the prompt gives it",
+			conv: conversation{model: "m", prompt: `[[call clock {"tz":"CET"}]]`, lastIsUser: true, tools: tools, choice: toolChoice{mode: choiceForced, name: "clock"}, scripted: true},
+			want: reply{call: &toolCall{name: "clock", args: []byte(`{"tz":"CET"}`)}, finish: finishToolCall, completionTokens: 5},
+		},
+		{
+			name: "scripted: a required call with nothing asked is the first tool",
+			conv: conversation{model: "m", prompt: "hi", lastIsUser: true, tools: tools, choice: toolChoice{mode: choiceRequired}, scripted: true},
+			want: reply{call: &toolCall{name: "search", args: []byte(`{"q":"x"}`)}, finish: finishToolCall, completionTokens: 4},
+		},
+		{
+			name: "scripted: tool choice none wins over a directive",
+			conv: conversation{model: "m", lastUserText: "[[call clock]]", prompt: "[[call clock]]", lastIsUser: true, tools: tools, choice: toolChoice{mode: choiceNone}, scripted: true},
+			want: reply{text: "Hello from m: [[call clock]]", completionTokens: 5},
+		},
+		{
+			name: "scripted: a prefill is continued in text",
+			conv: conversation{model: "m", lastUserText: "[[call clock]]", prompt: "[[call clock]]", tools: tools, scripted: true},
+			want: reply{text: "Hello from m: [[call clock]]", completionTokens: 5},
+		},
+		{
+			name: "scripted: system reminders are neither directives nor echoed",
+			conv: conversation{model: "m", lastUserText: "<system-reminder>use the clock tool</system-reminder> say hi", prompt: "<system-reminder>use the clock tool</system-reminder> say hi", lastIsUser: true, tools: tools, scripted: true},
+			want: reply{text: "Hello from m: say hi", completionTokens: 5},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +202,14 @@ func TestArgsFromSchema(t *testing.T) {
 		{"keys are escaped", `{"properties":{"a\"b":{"type":"string"}},"required":["a\"b"]}`, `{"a\"b":"x"}`},
 		{"no schema", ``, `{}`},
 		{"not a schema", `[1,2]`, `{}`},
+		{"nested objects are filled", `{"properties":{"o":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},"required":["o"]}`, `{"o":{"n":1}}`},
+		{"an untyped property with properties is an object", `{"properties":{"o":{"properties":{"s":{"type":"string"}},"required":["s"]}},"required":["o"]}`, `{"o":{"s":"x"}}`},
+		{"references resolve", `{"$defs":{"Unit":{"type":"string","enum":["c","f"]}},"properties":{"u":{"$ref":"#/$defs/Unit"}},"required":["u"]}`, `{"u":"c"}`},
+		{"a top-level reference resolves", `{"$ref":"#/definitions/Args","definitions":{"Args":{"properties":{"n":{"type":"number"}},"required":["n"]}}}`, `{"n":1}`},
+		{"anyOf takes its first branch", `{"properties":{"n":{"anyOf":[{"type":"integer"},{"type":"null"}]}},"required":["n"]}`, `{"n":1}`},
+		{"const is kept", `{"properties":{"k":{"const":{"a": 1}}},"required":["k"]}`, `{"k":{"a":1}}`},
+		{"an unknown reference is a string", `{"properties":{"r":{"$ref":"other.json#/x"}},"required":["r"]}`, `{"r":"x"}`},
+		{"recursion stops", `{"$defs":{"Node":{"type":"object","properties":{"next":{"$ref":"#/$defs/Node"}},"required":["next"]}},"$ref":"#/$defs/Node"}`, `{"next":{"next":{"next":{"next":{"next":{"next":{"next":{"next":{}}}}}}}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +277,99 @@ func TestEmbed(t *testing.T) {
 			}
 			if cmp.Equal(v, embed(tt.text+"!", tt.dims)) {
 				t.Errorf("different texts gave the same vector")
+			}
+		})
+	}
+}
+
+func TestJSONReply(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   string
+	}{
+		{"no schema", ``, `{"reply":"say <hi> & bye"}`},
+		{"an object schema without fields", `{"type":"object"}`, `{"reply":"say <hi> & bye"}`},
+		{"required fields", `{"type":"object","properties":{"answer":{"type":"string"},"score":{"type":"integer"}},"required":["answer","score"],"additionalProperties":false}`, `{"answer":"x","score":1}`},
+		{"fields, none required", `{"type":"object","properties":{"answer":{"type":"string"}}}`, `{}`},
+		{"Gemini's upper-case schema", `{"type":"OBJECT","properties":{"ok":{"type":"BOOLEAN"}},"required":["ok"]}`, `{"ok":true}`},
+		{"an array", `{"type":"array","items":{"type":"string"}}`, `[]`},
+		{"an enum", `{"type":"string","enum":["yes","no"]}`, `"yes"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := jsonReply(json.RawMessage(tt.schema), "say <hi> & bye")
+			if got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("got invalid JSON %s", got)
+			}
+		})
+	}
+}
+
+func TestDirectives(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want []directive
+	}{
+		{"none", "say hi", nil},
+		{"name only", "[[call Read]]", []directive{{name: "Read"}}},
+		{"with arguments", `read it [[call Read {"file_path": "notes.txt"}]] now`, []directive{{name: "Read", args: []byte(`{"file_path":"notes.txt"}`)}}},
+		{"brackets inside the arguments", `[[call Bash {"command": "echo ]] [[call x]]"}]]`, []directive{{name: "Bash", args: []byte(`{"command":"echo ]] [[call x]]"}`)}}},
+		{"spaces before the close", `[[call Read {"a":1}  ]]`, []directive{{name: "Read", args: []byte(`{"a":1}`)}}},
+		{"plain words", "Use the Read tool, then use the `Bash` tool", []directive{{name: "Read"}, {name: "Bash"}}},
+		{"in the order written", "use the Bash tool after [[call Read]]", []directive{{name: "Bash"}, {name: "Read"}}},
+		{"arguments that are not an object", `[[call Read [1]]] [[call Read "x"]]`, nil},
+		{"arguments that do not parse", `[[call Read {"a":]]`, nil},
+		{"not closed", `[[call Read {"a":1}`, nil},
+		{"no name", `[[call ]]`, nil},
+		{"a broken directive does not hide the next", `[[call Read {]] [[call Bash]]`, []directive{{name: "Bash"}}},
+		{"words that only look alike", "we used the Read tool; use the tools", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := directives(tt.text)
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(directive{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("directives mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzDirectives(f *testing.F) {
+	for _, s := range []string{"[[call Read]]", `[[call Read {"a":[1,{"b":"]]"}]}]]`, "use the X tool", "[[call ", `[[call a {"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, d := range directives(s) {
+			if d.name == "" || !strings.Contains(s, d.name) {
+				t.Fatalf("directive %+v is not in %q", d, s)
+			}
+			if d.args != nil && !isObject(d.args) {
+				t.Fatalf("directive %s has arguments %s, not an object", d.name, d.args)
+			}
+		}
+	})
+}
+
+func TestWithoutReminders(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want string
+	}{
+		{"none", " say hi ", "say hi"},
+		{"leading", "<system-reminder>\nuse the Agent tool\n</system-reminder>\nsay hi", "say hi"},
+		{"two", "a<system-reminder>x</system-reminder> b <system-reminder>y</system-reminder>c", "a b c"},
+		{"not closed", "say hi <system-reminder>rest", "say hi"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := withoutReminders(tt.text); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -51,6 +53,10 @@ type ProviderConfig struct {
 	// TLS, when set, serves HTTPS with it, as the real providers do; each
 	// recorded request keeps the server name the client asked for (SNI).
 	TLS *tls.Config
+	// Script makes the simulated model call a tool only when the user's
+	// prompt asks for it, once, and otherwise answer in text, so that a real
+	// agent's session ends by itself (README.md, "Scripted mode").
+	Script bool
 }
 
 // Config describes a simulator process.
@@ -71,6 +77,10 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives the HTTP servers' own errors; nil discards them.
 	Logger *slog.Logger
+	// RecordDir, when set, receives every request each provider gets as
+	// one JSON file, RecordDir/<provider>/NNN.json, numbered in arrival
+	// order (after any files already there), credentials redacted.
+	RecordDir string
 }
 
 const defaultHistory = 20
@@ -119,6 +129,14 @@ func Start(ctx context.Context, cfg Config) (*Sim, error) {
 	s := &Sim{env: e, providers: map[string]*provider{}}
 	for _, pc := range cfg.Providers {
 		p := newProvider(pc, e)
+		if cfg.RecordDir != "" {
+			rec, err := newRecorder(filepath.Join(cfg.RecordDir, pc.Name))
+			if err != nil {
+				s.Close()
+				return nil, fmt.Errorf("provider %s: recording: %w", pc.Name, err)
+			}
+			p.rec = rec
+		}
 		if err := p.start(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("provider %s: %w", pc.Name, err)
@@ -147,6 +165,9 @@ func (c Config) validate() error {
 		}
 		if seen[p.Name] {
 			return fmt.Errorf("provider %s: duplicate name", p.Name)
+		}
+		if c.RecordDir != "" && (strings.ContainsAny(p.Name, `/\`) || p.Name == "." || p.Name == "..") {
+			return fmt.Errorf("provider %s: a recorded provider's name is a directory name and may not hold a path", p.Name)
 		}
 		seen[p.Name] = true
 		if newDialect(p.Kind) == nil {

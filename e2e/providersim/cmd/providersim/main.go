@@ -84,6 +84,8 @@ func parseFlags(args []string, getenv func(string) string) (providersim.Config, 
 	})
 	fs.StringVar(&cfg.ControlAddr, "control", "127.0.0.1:0", "host:port of the control API")
 	fs.IntVar(&cfg.History, "history", 0, "recent requests kept per provider (0 = default 20, negative = none)")
+	script := fs.Bool("script", false, "scripted mode for every provider: call a tool only when the prompt asks for it, then answer in text")
+	fs.StringVar(&cfg.RecordDir, "record", "", "write every request received to DIR/<provider>/NNN.json, credentials redacted")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -99,6 +101,7 @@ func parseFlags(args []string, getenv func(string) string) (providersim.Config, 
 		if err != nil {
 			return cfg, err
 		}
+		pc.Script = *script
 		index[pc.Name] = len(cfg.Providers)
 		cfg.Providers = append(cfg.Providers, pc)
 	}

@@ -41,6 +41,18 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"-provider", "az=azure_openai@:0"},
 			want: providersim.Config{Providers: []providersim.ProviderConfig{{Name: "az", Kind: providersim.KindAzureOpenAI, Addr: ":0"}}, ControlAddr: "127.0.0.1:0"},
 		},
+		{
+			name: "scripted and recording",
+			args: []string{"-provider", "an=anthropic@:0", "-provider", "gm=gemini@:0", "-script", "-record", "/tmp/rec"},
+			want: providersim.Config{
+				Providers: []providersim.ProviderConfig{
+					{Name: "an", Kind: providersim.KindAnthropic, Addr: ":0", Script: true},
+					{Name: "gm", Kind: providersim.KindGemini, Addr: ":0", Script: true},
+				},
+				ControlAddr: "127.0.0.1:0",
+				RecordDir:   "/tmp/rec",
+			},
+		},
 		{name: "no provider", args: nil, wantErr: "at least one -provider"},
 		{name: "no kind", args: []string{"-provider", "oa@127.0.0.1:0"}, wantErr: "want name=kind@host:port"},
 		{name: "no address", args: []string{"-provider", "oa=openai"}, wantErr: "want name=kind@host:port"},
