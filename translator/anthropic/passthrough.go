@@ -1,12 +1,12 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/jsonform"
 	wire "github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -43,7 +43,7 @@ func NewCounter(t translator.Target) *Passthrough {
 // the client sent (the gateway's version when it sent none).
 func (p *Passthrough) Request(_ *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
 	t := p.chat.t
-	body, err := replaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
+	body, err := jsonform.ReplaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
 	if err != nil {
 		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
 	}
@@ -138,44 +138,5 @@ func (p *Passthrough) Complete(status int, h translator.Headers, body []byte) tr
 	}
 	return translator.Result{Status: status, Body: body}
 }
-
-// replaceMember returns the JSON object obj with the value of every
-// top-level member named key replaced by value (JSON text); the rest of
-// the bytes are kept as they are.
-func replaceMember(obj []byte, key, value string) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errNotObject
-	}
-	var out []byte
-	last := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if t != key {
-			continue
-		}
-		end := int(dec.InputOffset())
-		start := end - len(v)
-		out = append(append(out, obj[last:start]...), value...)
-		last = end
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, errNotObject
-	}
-	return append(out, obj[last:]...), nil
-}
-
-type notObject struct{}
-
-func (notObject) Error() string { return "not a JSON object" }
-
-var errNotObject error = notObject{}
 
 var _ translator.Translator = (*Passthrough)(nil)
