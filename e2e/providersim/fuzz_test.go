@@ -20,6 +20,7 @@ var fuzzTargets = []struct {
 }{
 	{KindOpenAI, "/v1/chat/completions"},
 	{KindOpenAI, "/v1/embeddings"},
+	{KindOpenAI, "/v1/responses"},
 	{KindAzureOpenAI, "/openai/deployments/d/chat/completions?api-version=2024-10-21"},
 	{KindOpenAICompatible, "/v1/chat/completions"},
 	{KindAnthropic, "/v1/messages"},
@@ -43,6 +44,7 @@ func FuzzRequest(f *testing.F) {
 		`{"contents":[{"role":"user","parts":[{"text":"Hi"},{"inlineData":{"mimeType":"image/png","data":"AA=="}}]}],"generationConfig":{"maxOutputTokens":3}}`,
 		`{"contents":[{"parts":[{"text":"Hi"}]},{"role":"model","parts":[{"functionCall":{"name":"t","args":{}}}]},{"parts":[{"functionResponse":{"name":"t","response":{"output":"r"}}}]}],"tools":[{"functionDeclarations":[{"name":"t"}]}]}`,
 		`{"requests":[{"model":"models/g","content":{"parts":[{"text":"a"}]}}]}`,
+		`{"model":"m","stream":true,"instructions":"s","max_output_tokens":16,"input":[{"role":"developer","content":[{"type":"input_text","text":"d"}]},{"role":"user","content":"[[web_search]] Hi"},{"type":"function_call","call_id":"c","namespace":"n","name":"t","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"r"}],"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"t","parameters":{"required":["a"]}}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[]}}`,
 		`{"messages":null}`, `[]`, `{`, ``,
 	}
 	for i := range fuzzTargets {
