@@ -361,7 +361,7 @@ func (c codexRequest) replay(t *testing.T, s *harness.Stack, body []byte) codexT
 	req, _ := http.NewRequest(c.Method, s.URL+c.Path, bytes.NewReader(body))
 	for k, v := range c.Headers {
 		switch k {
-		case "host", "content-length", "accept-encoding":
+		case "host", "content-length":
 		default:
 			req.Header.Set(k, v)
 		}
