@@ -148,7 +148,9 @@ func (p *ResponsesPassthrough) StreamChunk(b []byte, eos bool) []byte {
 	if p.done {
 		return b
 	}
-	return append(b, p.ErrorEvent(translator.GarbageError(p.chat.t.Provider.Name, "the stream ended before it was complete"))...)
+	// b[:len(b):len(b)]: the event must not land in the caller's array
+	// past b.
+	return append(b[:len(b):len(b)], p.ErrorEvent(translator.GarbageError(p.chat.t.Provider.Name, "the stream ended before it was complete"))...)
 }
 
 // observe reads one event for the usage it reports, the web search it

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -127,4 +128,28 @@ func TestResponsesPassthroughComplete(t *testing.T) {
 			t.Errorf("%s: got %d %s\nwant %s", tt.name, r.Status, r.Body, tt.want)
 		}
 	}
+}
+
+// FuzzResponsesPassthroughStream: any bytes, cut anywhere, reach the
+// client as they came, followed at most by one error event of the
+// gateway's, the same however they were cut.
+func FuzzResponsesPassthroughStream(f *testing.F) {
+	f.Add([]byte(codexStream), uint16(100))
+	f.Add([]byte(codexStream[:len(codexStream)/2]), uint16(7))
+	f.Add([]byte("data: {\"type\":\"error\",\"sequence_number\":-9}\n\n"), uint16(3))
+	fresh := func() translator.Translator { return NewResponsesPassthrough(target(caseTarget{})) }
+	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
+		whole := translatortest.Feed(fresh(), in)
+		k := int(cut) % (len(in) + 1)
+		if split := translatortest.Feed(fresh(), in[:k], in[k:]); !bytes.Equal(split, whole) {
+			t.Fatalf("cut at %d: got %q, want %q", k, split, whole)
+		}
+		added, ok := bytes.CutPrefix(whole, in)
+		if !ok {
+			t.Fatalf("the provider's bytes were changed: %q", whole)
+		}
+		if len(added) > 0 && !bytes.HasPrefix(added, []byte("event: error\ndata: {\"type\":\"error\"")) {
+			t.Fatalf("added %q, want nothing or one error event", added)
+		}
+	})
 }
