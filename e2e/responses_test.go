@@ -1,10 +1,17 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +23,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchyard/switchyard/apischema/jsonform"
+	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -75,8 +84,14 @@ func TestResponsesEveryProvider(t *testing.T) {
 		if p := resp.Header.Get("x-switchyard-provider"); p != provider {
 			t.Errorf("served by %q, want %q", p, provider)
 		}
-		if got.Object != "response" || got.Status != responses.ResponseStatusCompleted || got.Model != model || !strings.HasPrefix(got.ID, "resp_") {
-			t.Errorf("object %q status %q model %q id %q; want a completed response of %s", got.Object, got.Status, got.Model, got.ID, model)
+		// OpenAI's own answer passes through as it came, naming the model
+		// as OpenAI does; a translated one names the client's.
+		wantModel := model
+		if provider == "oa" {
+			wantModel = "gpt-4o-mini-2024-07-18"
+		}
+		if got.Object != "response" || got.Status != responses.ResponseStatusCompleted || got.Model != wantModel || !strings.HasPrefix(got.ID, "resp_") {
+			t.Errorf("object %q status %q model %q id %q; want a completed response of %s", got.Object, got.Status, got.Model, got.ID, wantModel)
 		}
 		if !strings.Contains(got.OutputText(), "hello responses") {
 			t.Errorf("output text %q; want the simulator's echo", got.OutputText())
@@ -303,4 +318,234 @@ func TestAgentRoutesAccountedLikeChat(t *testing.T) {
 	if err != nil || len(models.Data) == 0 || models.Data[0].Object != "model" {
 		t.Errorf("models for a Responses client: %v, %v", models, err)
 	}
+}
+
+// codexRequest is the first request Codex CLI 0.171 sent with its default
+// settings (e2e/testdata/clients): method, path, headers and body as
+// captured.
+type codexRequest struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+func loadCodexRequest(t *testing.T) codexRequest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "clients", "codex-0.171.0-responses.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r codexRequest
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// codexTurn is what one streamed turn gave the client: its request id,
+// the event types in order, and the response that response.completed
+// carried.
+type codexTurn struct {
+	id     string
+	types  []string
+	output []map[string]any
+	usage  map[string]any
+}
+
+// replay sends body as Codex sent its request, with its headers (but the
+// ones of its own connection), and reads the stream, failing t unless the
+// events are numbered 0, 1, 2… and end with response.completed.
+func (c codexRequest) replay(t *testing.T, s *harness.Stack, body []byte) codexTurn {
+	t.Helper()
+	req, _ := http.NewRequest(c.Method, s.URL+c.Path, bytes.NewReader(body))
+	for k, v := range c.Headers {
+		switch k {
+		case "host", "content-length":
+		default:
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	turn := codexTurn{id: resp.Header.Get("X-Request-Id")}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	seq := 0.0
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type     string  `json:"type"`
+			Seq      float64 `json:"sequence_number"`
+			Response struct {
+				Output []map[string]any `json:"output"`
+				Usage  map[string]any   `json:"usage"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		if ev.Seq != seq {
+			t.Fatalf("event %s numbered %v, want %v", ev.Type, ev.Seq, seq)
+		}
+		seq++
+		if n := len(turn.types); n == 0 || turn.types[n-1] != ev.Type {
+			turn.types = append(turn.types, ev.Type)
+		}
+		if ev.Type == "response.completed" {
+			turn.output, turn.usage = ev.Response.Output, ev.Response.Usage
+		}
+	}
+	if n := len(turn.types); n == 0 || turn.types[n-1] != "response.completed" {
+		t.Fatalf("the stream ended with %v, not response.completed", turn.types)
+	}
+	return turn
+}
+
+// call is the function call the turn's answer made, as Codex sends it
+// back with its output in the next turn's input.
+func (turn codexTurn) call(t *testing.T) (call map[string]any, output map[string]any) {
+	t.Helper()
+	for _, it := range turn.output {
+		if it["type"] == "function_call" {
+			call = map[string]any{"type": "function_call", "name": it["name"], "arguments": it["arguments"], "call_id": it["call_id"]}
+			if ns, ok := it["namespace"]; ok {
+				call["namespace"] = ns
+			}
+			return call, map[string]any{"type": "function_call_output", "call_id": it["call_id"], "output": "hi from the tool"}
+		}
+	}
+	t.Fatalf("the answer %v made no function call", turn.output)
+	return nil, nil
+}
+
+// withInput is body with items appended to its input, re-encoded.
+func withInput(t *testing.T, body []byte, items ...map[string]any) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		m["input"] = append(m["input"].([]any), it)
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// namespaceFirst is body with its namespace tool moved to the front, so
+// that the simulated model, which calls the first tool offered, calls a
+// function of the namespace.
+func namespaceFirst(t *testing.T, body []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	tools := m["tools"].([]any)
+	for i, tl := range tools {
+		if tl.(map[string]any)["type"] == "namespace" {
+			m["tools"] = append([]any{tl}, append(tools[:i:i], tools[i+1:]...)...)
+			b, _ := json.Marshal(m)
+			return b
+		}
+	}
+	t.Fatal("the request has no namespace tool")
+	return nil
+}
+
+// TestCodexDefaultsEveryKind replays Codex CLI 0.171's first request, with
+// its default tools (a namespace of sub-agent functions, web_search),
+// include, reasoning, prompt_cache_key and client_metadata, through Envoy
+// to an OpenAI model (passed through: OpenAI gets the body as Codex sent
+// it but for the output cap the gateway reserved for), an Anthropic and a
+// Gemini model (translated). Each streams a Responses answer whose
+// function call, and a call to a function of the namespace, Codex can
+// send back with its output in the next turn; each turn is a ledger row.
+func TestCodexDefaultsEveryKind(t *testing.T) {
+	t.Parallel()
+	codex := loadCodexRequest(t)
+	for _, k := range []struct{ model, provider string }{
+		{"gpt-4o-mini", "openai"}, {"claude-3-5-haiku", "anthropic"}, {"gemini-2.0-flash", "gemini"},
+	} {
+		t.Run(k.model, func(t *testing.T) {
+			t.Parallel()
+			body, err := jsonform.ReplaceMember([]byte(codex.Body), "model", strconv.Quote(k.model))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, first := range [][]byte{body, namespaceFirst(t, body)} {
+				turn := codex.replay(t, shared, first)
+				call, output := turn.call(t)
+				if bytes.Equal(first, body) && call["name"] != "exec_command" || !bytes.Equal(first, body) && (call["name"] != "close_agent" || call["namespace"] != "multi_agent_v1") {
+					t.Errorf("first turn called %v", call)
+				}
+				next := codex.replay(t, shared, withInput(t, first, call, output))
+				var text strings.Builder
+				for _, it := range next.output {
+					for _, c := range it["content"].([]any) {
+						text.WriteString(c.(map[string]any)["text"].(string))
+					}
+				}
+				if !strings.Contains(text.String(), "Tool result received: hi from the tool") {
+					t.Errorf("the second turn answered %v", next.output)
+				}
+				ids = append(ids, turn.id, next.id)
+			}
+			bodies := recentBodies(t, k.provider)
+			if k.provider == "openai" {
+				// Codex sends no max_output_tokens: the gateway writes the
+				// model's default cap, which it reserved the budget for.
+				want := strings.TrimSuffix(codex.Body, "}") + `,"max_output_tokens":4096}`
+				if !slices.ContainsFunc(bodies, func(b string) bool { return b == want }) {
+					t.Error("OpenAI did not get Codex's body as it was sent, but for the output cap")
+				}
+			} else if slices.ContainsFunc(bodies, func(b string) bool { return strings.Contains(b, "external_web_access") }) ||
+				!slices.ContainsFunc(bodies, func(b string) bool { return strings.Contains(b, `"close_agent"`) }) {
+				t.Errorf("%s was offered web_search, or not the namespace's functions", k.provider)
+			}
+			var rows map[string]ledger.Record
+			if err := eventually(15*time.Second, func() error {
+				rows = ledgerRecords(t, shared)
+				for _, id := range ids {
+					if _, ok := rows[id]; !ok {
+						return errNotYet
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatalf("the turns never reached the ledger: %v", err)
+			}
+			for _, id := range ids {
+				if r := rows[id]; r.Route != "responses" || r.Tenant != "demo" || r.Provider != k.provider || !r.Stream || r.InputTokens == 0 || r.OutputTokens == 0 || r.CostMicros <= 0 {
+					t.Errorf("ledger row %+v; want a priced, streamed responses row of %s", r, k.provider)
+				}
+			}
+		})
+	}
+}
+
+// recentBodies are the bodies of the last requests provider got.
+func recentBodies(t *testing.T, provider string) []string {
+	t.Helper()
+	st, err := shared.Sim.Stats(provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range st.Recent {
+		out = append(out, r.Body)
+	}
+	return out
 }

@@ -1,5 +1,7 @@
 // Package jsonform decodes the JSON forms the client APIs accept in more
-// than one shape, such as content that is a string or an array of parts.
+// than one shape, such as content that is a string or an array of parts,
+// and rewrites one member of a client's body without re-encoding the rest
+// (what the pass-through translators forward).
 package jsonform
 
 import (

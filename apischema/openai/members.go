@@ -322,13 +322,11 @@ func fieldsOf(t reflect.Type) *fieldNames {
 		for i := range t.NumField() {
 			sf := t.Field(i)
 			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			switch {
-			case name == "-":
+			if name == "-" {
 				continue
-			case name == "" && sf.Anonymous:
-			case name == "":
-				name = sf.Name
 			}
+			// An untagged field has no spelling of the API's to hold a
+			// member to.
 			if name != "" && sf.IsExported() {
 				f.exact[name] = true
 				f.folded[foldName(name)] = true

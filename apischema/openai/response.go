@@ -63,6 +63,17 @@ type Usage struct {
 	TotalTokens             int                      `json:"total_tokens"`
 	PromptTokensDetails     *PromptTokensDetails     `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
+	// ServerToolUse counts the provider's own tools the answer ran, which
+	// it bills per use beside the tokens. It is the gateway's count, read
+	// from answers of other APIs (a Responses answer's web_search_call
+	// items, a Messages answer's server_tool_use), never on a chat wire.
+	ServerToolUse ServerToolUse `json:"-"`
+}
+
+// ServerToolUse counts server tool uses by kind, as Anthropic's
+// usage.server_tool_use does.
+type ServerToolUse struct {
+	WebSearchRequests int
 }
 
 // PromptTokensDetails breaks prompt tokens down.

@@ -10,6 +10,10 @@ import (
 // MaxItems bounds the input items of one request.
 const MaxItems = 100_000
 
+// MaxTools bounds the tools of one request, a namespace's counted one by
+// one: each is kept as the client wrote it, for the response to repeat.
+const MaxTools = 4096
+
 // maxNameBytes bounds the client's strings that name things and travel
 // into ledger rows, logs and error messages, as on the chat route.
 const maxNameBytes = 256
@@ -22,11 +26,16 @@ var form = openai.Form{
 	MaxElements: openai.MaxElements,
 }
 
-// ParseRequest decodes and checks a /v1/responses body. What needs state
-// the gateway does not keep (previous_response_id, store: true, a
-// conversation, a background run, a stored prompt, an item reference) and
-// what only OpenAI runs (built-in tools, files by id) is refused with a
-// 400 naming the parameter, in OpenAI's envelope.
+// ParseRequest decodes and checks a /v1/responses body. It reads what the
+// gateway needs (the model, the output cap, stream, the input items and
+// tools a translation carries) and bounds it; fields, item types, content
+// parts and tool types it does not know are not refused, since OpenAI
+// gets the body as it came and a translation refuses what it cannot
+// carry. What needs state the gateway does not keep (previous_response_id,
+// store: true, a conversation, a background run, a stored prompt, an item
+// reference, a file in OpenAI's store) is refused with a 400 naming the
+// parameter, in OpenAI's envelope: a fallback to another provider could
+// not follow it.
 func ParseRequest(body []byte) (*Request, *openai.Error) {
 	var r Request
 	if e := openai.DecodeBody(body, &r, form); e != nil {
@@ -79,6 +88,8 @@ func checkStateless(r *Request) *openai.Error {
 	return nil
 }
 
+// checkItem checks what the gateway reads of an item: a message's role and
+// content, a call's id and name, an output's id.
 func checkItem(it *Item, i int) *openai.Error {
 	param := "input[" + strconv.Itoa(i) + "]"
 	bad := func(format string, args ...any) *openai.Error {
@@ -86,18 +97,16 @@ func checkItem(it *Item, i int) *openai.Error {
 	}
 	switch it.Type {
 	case "", ItemMessage:
-		switch it.Role {
-		case "user", "system", "developer", "assistant":
-		case "":
+		switch {
+		case it.Role == "":
 			return bad("a message needs a role")
-		default:
-			return bad("unknown role %q (want user, assistant, system or developer)", openai.Clip(it.Role))
-		}
-		if it.Content == nil {
+		case len(it.Role) > maxNameBytes:
+			return bad("role must be at most %d bytes", maxNameBytes)
+		case it.Content == nil:
 			return bad("a message needs content")
 		}
 		for j := range it.Content {
-			if e := checkPart(&it.Content[j], it.Role, param+".content["+strconv.Itoa(j)+"]"); e != nil {
+			if e := checkPart(&it.Content[j], param+".content["+strconv.Itoa(j)+"]"); e != nil {
 				return e
 			}
 		}
@@ -112,50 +121,31 @@ func checkItem(it *Item, i int) *openai.Error {
 		if it.Output == nil {
 			return bad("a function_call_output needs an output")
 		}
-		for j, p := range it.Output {
-			if p.Type != "input_text" && p.Type != "output_text" {
-				return bad("output[%d]: only text outputs are served, got %q", j, openai.Clip(p.Type))
+		for j := range it.Output {
+			if e := checkPart(&it.Output[j], param+".output["+strconv.Itoa(j)+"]"); e != nil {
+				return e
 			}
 		}
-	case ItemReasoning:
-		// A model's own reasoning from an earlier turn; only the model that
-		// wrote it reads it back, so it is dropped on the way.
 	case ItemReference:
 		return unsupported(param, "%s: item_reference is not supported: this gateway keeps no items; send the item itself", param)
-	default:
-		return unsupported(param, "%s: input items of type %q are not supported; send messages, function_call and function_call_output items", param, openai.Clip(it.Type))
 	}
 	return nil
 }
 
-func checkPart(p *Part, role, at string) *openai.Error {
-	bad := func(format string, args ...any) *openai.Error {
-		return invalid("invalid_value", at, at+": "+format, args...)
-	}
-	switch p.Type {
-	case "input_text", "output_text", "text":
-		return nil
-	case "refusal":
-		if role != "assistant" {
-			return bad("refusal parts belong to assistant messages")
-		}
-		return nil
-	case "input_image", "input_file":
-		if role != "user" {
-			return bad("%s parts belong to user messages", p.Type)
-		}
-	default:
-		return bad("unknown content part type %q", openai.Clip(p.Type))
-	}
+// checkPart refuses a file the client means by its place in OpenAI's file
+// store, which neither the gateway's key nor another provider reaches.
+func checkPart(p *Part, at string) *openai.Error {
 	switch {
+	case p.Type != "input_image" && p.Type != "input_file":
+		return nil
 	case p.Type == "input_image" && p.ImageURL != "", p.Type == "input_file" && p.FileData != "":
 		return nil
 	case p.FileID != "" || p.FileURL != "":
 		return unsupported(at, "%s: files by file_id or file_url live in OpenAI's file store; send the bytes (image_url, file_data) instead", at)
 	case p.Type == "input_image":
-		return bad("an input_image needs image_url")
+		return invalid("invalid_value", at, "%s: an input_image needs image_url", at)
 	}
-	return bad("an input_file needs file_data")
+	return invalid("invalid_value", at, "%s: an input_file needs file_data", at)
 }
 
 func checkOptions(r *Request) *openai.Error {
@@ -170,24 +160,20 @@ func checkOptions(r *Request) *openai.Error {
 	case r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1):
 		return bad("top_p", "top_p must be between 0 and 1")
 	}
-	for i, t := range r.Tools {
-		param := "tools[" + strconv.Itoa(i) + "]"
-		if t.Type != "function" {
-			return unsupported(param, "%s: tools of type %q run at OpenAI and are not served; use function tools", param, openai.Clip(t.Type))
-		}
-		if t.Name == "" {
-			return bad(param, "%s: a function tool needs a name", param)
-		}
+	if n := countTools(r.Tools); n > MaxTools {
+		return bad("tools", "at most %d tools are served, a namespace's counted one by one; got %d", MaxTools, n)
+	}
+	if e := checkTools(r.Tools, "tools"); e != nil {
+		return e
 	}
 	if f := r.Text; f != nil && f.Format != nil {
 		switch f.Format.Type {
-		case "text", "json_object":
+		case "":
+			return bad("text.format", "text.format needs a type")
 		case "json_schema":
 			if f.Format.Name == "" || len(f.Format.Schema) == 0 {
 				return bad("text.format", "text.format of type json_schema needs a name and a schema")
 			}
-		default:
-			return bad("text.format", "text.format.type must be text, json_object or json_schema")
 		}
 	}
 	// A tier other than the default changes what the provider charges,
@@ -204,6 +190,42 @@ func checkOptions(r *Request) *openai.Error {
 		return bad("truncation", "truncation must be \"auto\" or \"disabled\"")
 	}
 	return nil
+}
+
+// checkTools checks the tools a translation reads: a function needs a
+// name, a namespace a name and tools of its own. Tools of other types are
+// OpenAI's to check.
+func checkTools(tools []Tool, at string) *openai.Error {
+	for i, t := range tools {
+		param := at + "[" + strconv.Itoa(i) + "]"
+		switch t.Type {
+		case "":
+			return invalid("invalid_value", param, "%s: a tool needs a type", param)
+		case ToolFunction:
+			if t.Name == "" || len(t.Name) > maxNameBytes {
+				return invalid("invalid_value", param, "%s: a function tool needs a name of at most %d bytes", param, maxNameBytes)
+			}
+		case ToolNamespace:
+			if at != "tools" {
+				return invalid("invalid_value", param, "%s: a namespace holds no namespace", param)
+			}
+			if t.Name == "" || len(t.Name) > maxNameBytes || len(t.Tools) == 0 {
+				return invalid("invalid_value", param, "%s: a namespace tool needs a name of at most %d bytes and tools", param, maxNameBytes)
+			}
+			if e := checkTools(t.Tools, param+".tools"); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+func countTools(tools []Tool) int {
+	n := len(tools)
+	for _, t := range tools {
+		n += len(t.Tools)
+	}
+	return n
 }
 
 func invalid(code, param, format string, args ...any) *openai.Error {

@@ -39,20 +39,33 @@ func TestParseRequest(t *testing.T) {
 		{name: "background", body: `{"model":"m","input":"hi","background":true}`, wantParam: "background", wantCode: "unsupported_parameter"},
 		{name: "stored prompt", body: `{"model":"m","input":"hi","prompt":{"id":"pmpt_1"}}`, wantParam: "prompt", wantCode: "unsupported_parameter"},
 		{name: "item reference", body: `{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, wantParam: "input[0]", wantCode: "unsupported_parameter"},
-		{name: "unknown item", body: `{"model":"m","input":[{"type":"computer_call_output","call_id":"c"}]}`, wantParam: "input[0]", wantCode: "unsupported_parameter"},
+		{name: "unknown item", body: `{"model":"m","input":[{"type":"computer_call_output","call_id":"c","output":{"type":"computer_screenshot","image_url":"u"}}]}`},
+		{name: "unknown role", body: `{"model":"m","input":[{"role":"critic","content":"x"}]}`},
+		{name: "unknown part", body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"AA==","format":"wav"}}]}]}`},
+		{name: "image output", body: `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"u"}]}]}`},
+		{name: "image from the assistant", body: `{"model":"m","input":[{"role":"assistant","content":[{"type":"input_image","image_url":"u"}]}]}`},
+		{name: "codex defaults", body: `{"model":"m","input":"hi","store":false,"include":["reasoning.encrypted_content"],"reasoning":{"summary":"auto"},"prompt_cache_key":"k","client_metadata":{"a":"b"},
+			"tools":[{"type":"function","name":"f","parameters":{"type":"object"}},{"type":"namespace","name":"ns","description":"d","tools":[{"type":"function","name":"g","strict":false,"parameters":{"type":"object"}}]},{"type":"web_search","external_web_access":false}],
+			"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"f"}]}}`},
+		{name: "namespaced call and reasoning items", body: `{"model":"m","input":[{"role":"user","content":"a"},{"type":"reasoning","summary":[],"encrypted_content":"e"},
+			{"type":"function_call","call_id":"c","namespace":"ns","name":"g","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}`},
+		{name: "hosted tool choice", body: `{"model":"m","input":"hi","tools":[{"type":"web_search"}],"tool_choice":{"type":"web_search"}}`},
+		{name: "future text format", body: `{"model":"m","input":"hi","text":{"format":{"type":"grammar","syntax":"lark"}}}`},
 		{name: "message without role", body: `{"model":"m","input":[{"type":"message","content":"x"}]}`, wantParam: "input[0]", wantMsg: "needs a role"},
-		{name: "unknown role", body: `{"model":"m","input":[{"role":"tool","content":"x"}]}`, wantParam: "input[0]", wantMsg: "unknown role"},
 		{name: "message without content", body: `{"model":"m","input":[{"role":"user"}]}`, wantParam: "input[0]", wantMsg: "needs content"},
 		{name: "call without call_id", body: `{"model":"m","input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, wantParam: "input[0]"},
 		{name: "output without call_id", body: `{"model":"m","input":[{"type":"function_call_output","output":"x"}]}`, wantParam: "input[0]"},
-		{name: "image output", body: `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","image_url":"u"}]}]}`, wantParam: "input[0]"},
+		{name: "image output by file id", body: `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"input_image","file_id":"f"}]}]}`, wantParam: "input[0].output[0]", wantCode: "unsupported_parameter"},
 		{name: "image by file id", body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"file_1"}]}]}`, wantParam: "input[0].content[0]", wantCode: "unsupported_parameter"},
-		{name: "image from the assistant", body: `{"model":"m","input":[{"role":"assistant","content":[{"type":"input_image","image_url":"u"}]}]}`, wantParam: "input[0].content[0]"},
-		{name: "refusal from the user", body: `{"model":"m","input":[{"role":"user","content":[{"type":"refusal","refusal":"no"}]}]}`, wantParam: "input[0].content[0]"},
-		{name: "unknown part", body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_audio"}]}]}`, wantParam: "input[0].content[0]"},
-		{name: "built-in tool", body: `{"model":"m","input":"hi","tools":[{"type":"web_search"}]}`, wantParam: "tools[0]", wantCode: "unsupported_parameter"},
+		{name: "image without url", body: `{"model":"m","input":[{"role":"user","content":[{"type":"input_image"}]}]}`, wantParam: "input[0].content[0]", wantMsg: "needs image_url"},
 		{name: "nameless function", body: `{"model":"m","input":"hi","tools":[{"type":"function"}]}`, wantParam: "tools[0]"},
-		{name: "bad tool_choice", body: `{"model":"m","input":"hi","tool_choice":"sometimes"}`, wantMsg: "tool_choice must be"},
+		{name: "typeless tool", body: `{"model":"m","input":"hi","tools":[{"name":"f"}]}`, wantParam: "tools[0]"},
+		{name: "empty namespace", body: `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"ns","tools":[]}]}`, wantParam: "tools[0]"},
+		{name: "nameless function in a namespace", body: `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"ns","tools":[{"type":"function"}]}]}`, wantParam: "tools[0].tools[0]"},
+		{name: "namespace in a namespace", body: `{"model":"m","input":"hi","tools":[{"type":"namespace","name":"ns","tools":[{"type":"namespace","name":"in","tools":[{"type":"function","name":"f"}]}]}]}`, wantParam: "tools[0].tools[0]"},
+		{name: "tool_choice a number", body: `{"model":"m","input":"hi","tool_choice":5}`, wantMsg: "tool_choice must be"},
+		{name: "tool_choice without a type", body: `{"model":"m","input":"hi","tool_choice":{"name":"f"}}`, wantMsg: "tool_choice must be"},
+		{name: "typeless text format", body: `{"model":"m","input":"hi","text":{"format":{}}}`, wantParam: "text.format"},
 		{name: "max_output_tokens 0", body: `{"model":"m","input":"hi","max_output_tokens":0}`, wantParam: "max_output_tokens"},
 		{name: "temperature 3", body: `{"model":"m","input":"hi","temperature":3}`, wantParam: "temperature"},
 		{name: "json_schema without schema", body: `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"r"}}}`, wantParam: "text.format"},
@@ -88,6 +101,61 @@ func TestTextInputIsOneUserMessage(t *testing.T) {
 	}
 }
 
+// TestToolsBound: the tools of a request, a namespace's counted one by
+// one, are bounded.
+func TestToolsBound(t *testing.T) {
+	fn := `{"type":"function","name":"f"}`
+	ns := `{"type":"namespace","name":"ns","tools":[` + strings.Repeat(fn+",", MaxTools/2-2) + fn + `]}`
+	for _, tt := range []struct {
+		name, tools string
+		wantErr     bool
+	}{
+		{"at the bound", ns + "," + ns, false},
+		{"one more", ns + "," + ns + "," + fn, true},
+	} {
+		_, e := ParseRequest([]byte(`{"model":"m","input":"hi","tools":[` + tt.tools + `]}`))
+		if (e != nil) != tt.wantErr || e != nil && e.Param != "tools" {
+			t.Errorf("%s: %v, want refused %v", tt.name, e, tt.wantErr)
+		}
+	}
+}
+
+// TestToolsKeepTheirBytes: tools and a tool choice of any type encode as
+// the client wrote them, so a response repeats them, while the parts the
+// gateway reads are decoded.
+func TestToolsKeepTheirBytes(t *testing.T) {
+	tools := `[{"type":"function","name":"f","strict":false,"parameters":{"type":"object"}},{"type":"namespace","name":"ns","description":"d","tools":[{"type":"function","name":"g","defer_loading":true}]},{"type":"web_search","external_web_access":false,"name":{"not":"a string"}}]`
+	choice := `{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"f"},{"type":"function","namespace":"ns","name":"g"},{"type":"web_search"}]}`
+	r, e := ParseRequest([]byte(`{"model":"m","input":"hi","tools":` + tools + `,"tool_choice":` + choice + `}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	gotTools, _ := json.Marshal(r.Tools)
+	gotChoice, _ := json.Marshal(r.ToolChoice)
+	if string(gotTools) != tools || string(gotChoice) != choice {
+		t.Errorf("tools %s, choice %s; want the client's bytes", gotTools, gotChoice)
+	}
+	if ns := r.Tools[1]; ns.Type != ToolNamespace || ns.Name != "ns" || len(ns.Tools) != 1 || ns.Tools[0].Name != "g" || r.Tools[2].Type != "web_search" {
+		t.Errorf("decoded tools %+v", r.Tools)
+	}
+	if c := r.ToolChoice; c.Mode != "required" || len(c.Allowed) != 2 || c.Allowed[1] != [2]string{"ns", "g"} {
+		t.Errorf("decoded choice %+v", c)
+	}
+}
+
+// TestUnknownItemsAreTheirTypeAlone: an item or part of a type the
+// gateway does not read decodes to its type, whatever its members hold.
+func TestUnknownItemsAreTheirTypeAlone(t *testing.T) {
+	r, e := ParseRequest([]byte(`{"model":"m","input":[{"type":"compaction","encrypted_content":"e","output":{"x":1},"role":7},
+		{"role":"user","content":[{"type":"input_audio","text":{"x":1}}]}]}`))
+	if e != nil {
+		t.Fatal(e)
+	}
+	if got := r.Input.Items; got[0].Type != "compaction" || got[0].Role != "" || got[0].Output != nil || got[1].Content[0].Type != "input_audio" || got[1].Content[0].Text != "" {
+		t.Errorf("items %+v", got)
+	}
+}
+
 func TestErrorEvent(t *testing.T) {
 	e := invalid("bad_thing", "input", "input is bad")
 	ev := ErrorEvent(e, 7)
@@ -120,6 +188,7 @@ func FuzzParseRequest(f *testing.F) {
 		`{"model":"m","instructions":"s","tools":[{"type":"function","name":"f"}],"input":[{"role":"user","content":[{"type":"input_image","image_url":"u"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"}]}`,
 		`{"model":"m","input":"hi","store":true}`, `{"model":"m","input":"hi","previous_response_id":"r"}`,
 		`{"model":"m","input":[]}`, `[]`, `{`, `null`, `{"model":"m","input":[{"type":"item_reference","id":"x"}]}`,
+		`{"model":"m","input":[{"type":"reasoning","encrypted_content":"e"},{"type":"function_call","call_id":"c","namespace":"ns","name":"g","arguments":"{}"}],"tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"g"}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[]}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -61,29 +61,62 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Item types.
+// Item types the gateway reads. Other types pass untouched to OpenAI; a
+// translation refuses what it cannot carry.
 const (
 	ItemMessage            = "message"
 	ItemFunctionCall       = "function_call"
 	ItemFunctionCallOutput = "function_call_output"
 	ItemReasoning          = "reasoning"
 	ItemReference          = "item_reference"
+	ItemWebSearchCall      = "web_search_call"
 )
 
 // Item is one input item of any type; each type uses its own subset of
-// the fields. A message may leave out its type.
+// the fields. A message may leave out its type. Only the fields of the
+// types the gateway reads are decoded: an item of another type is its
+// type alone, whatever its other members hold.
 type Item struct {
 	Type string `json:"type,omitempty"`
 	ID   string `json:"id,omitempty"`
 	// Role and Content are a message's.
 	Role    string   `json:"role,omitempty"`
 	Content Contents `json:"content,omitempty"`
-	// CallID, Name and Arguments are a function call's; CallID and Output
-	// a function call output's.
+	// CallID, Name, Namespace (for a function of a namespace tool) and
+	// Arguments are a function call's; CallID and Output a function call
+	// output's.
 	CallID    string   `json:"call_id,omitempty"`
 	Name      string   `json:"name,omitempty"`
+	Namespace string   `json:"namespace,omitempty"`
 	Arguments string   `json:"arguments,omitempty"`
 	Output    Contents `json:"output,omitempty"`
+}
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (it *Item) UnmarshalJSON(b []byte) error {
+	typ, err := typeOf(b)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case "", ItemMessage, ItemFunctionCall, ItemFunctionCallOutput:
+		type plain Item
+		var p plain
+		err = json.Unmarshal(b, &p)
+		*it = Item(p)
+		return err
+	}
+	*it = Item{Type: typ}
+	return nil
+}
+
+// typeOf reads the type member of a JSON object.
+func typeOf(b []byte) (string, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	err := json.Unmarshal(b, &head)
+	return head.Type, err
 }
 
 // Contents is a message's content or a function call's output: a string,
@@ -101,7 +134,8 @@ func (c *Contents) UnmarshalJSON(b []byte) error {
 }
 
 // Part is one content part: input_text, input_image, input_file (a user's),
-// output_text or refusal (an assistant's earlier answer).
+// output_text or refusal (an assistant's earlier answer). A part of
+// another type is its type alone.
 type Part struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
@@ -114,52 +148,137 @@ type Part struct {
 	Refusal  string `json:"refusal,omitempty"`
 }
 
-// Tool is a tool definition. Only function tools are served: the built-in
-// tools (web search, file search, computer use...) run at OpenAI.
+// UnmarshalJSON implements [json.Unmarshaler].
+func (p *Part) UnmarshalJSON(b []byte) error {
+	typ, err := typeOf(b)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case "input_text", "output_text", "text", "refusal", "input_image", "input_file":
+		type plain Part
+		var q plain
+		err = json.Unmarshal(b, &q)
+		*p = Part(q)
+		return err
+	}
+	*p = Part{Type: typ}
+	return nil
+}
+
+// Tool types the gateway reads.
+const (
+	ToolFunction  = "function"
+	ToolNamespace = "namespace"
+)
+
+// Tool is a tool definition: a function, a namespace (a named group of
+// function tools, whose calls name the namespace beside the function), or
+// a tool of another type (OpenAI's hosted tools, a client's custom
+// tools...), whose members are not read. A tool encodes as the client
+// wrote it.
 type Tool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Strict      *bool           `json:"strict,omitempty"`
+	// Tools are a namespace's.
+	Tools []Tool `json:"tools,omitempty"`
+
+	raw json.RawMessage
 }
 
-// ToolChoice is "none", "auto", "required" or {"type":"function","name"}.
+// UnmarshalJSON implements [json.Unmarshaler].
+func (t *Tool) UnmarshalJSON(b []byte) error {
+	typ, err := typeOf(b)
+	if err != nil {
+		return err
+	}
+	*t = Tool{Type: typ}
+	if typ == ToolFunction || typ == ToolNamespace {
+		type plain Tool
+		var p plain
+		if err := json.Unmarshal(b, &p); err != nil {
+			return err
+		}
+		*t = Tool(p)
+	}
+	t.raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// MarshalJSON implements [json.Marshaler]: the client's own bytes.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	if t.raw != nil {
+		return t.raw, nil
+	}
+	type plain Tool
+	return json.Marshal(plain(t))
+}
+
+// ToolChoice is "none", "auto", "required", {"type":"function","name"}
+// (with the namespace for a function of one), {"type":"allowed_tools",
+// "mode","tools"}, or another choice (a hosted tool, a custom tool),
+// which is kept as the client wrote it.
 type ToolChoice struct {
-	Mode     string // none, auto, required; empty when Function is set
-	Function string
+	Mode      string // none, auto, required; empty when Function is set
+	Function  string
+	Namespace string
+	// Allowed names the function tools (namespace, name) an allowed_tools
+	// choice lets the model call, nil for another choice.
+	Allowed [][2]string
+
+	raw json.RawMessage
 }
 
-var errToolChoice = errors.New(`tool_choice must be "none", "auto", "required" or {"type":"function","name":...}`)
+var errToolChoice = errors.New(`tool_choice must be "none", "auto", "required" or an object with a type`)
 
 // UnmarshalJSON implements [json.Unmarshaler].
 func (t *ToolChoice) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	*t = ToolChoice{raw: append(json.RawMessage(nil), b...)}
 	if len(b) > 0 && b[0] == '"' {
-		*t = ToolChoice{}
-		if err := json.Unmarshal(b, &t.Mode); err != nil {
-			return err
+		if json.Unmarshal(b, &t.Mode) != nil {
+			return errToolChoice
 		}
-		switch t.Mode {
-		case "none", "auto", "required":
-			return nil
-		}
-		return errToolChoice
+		return nil
 	}
 	var obj struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
+		Type      string `json:"type"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Mode      string `json:"mode"`
+		Tools     []struct {
+			Type      string `json:"type"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"tools"`
 	}
-	if err := json.Unmarshal(b, &obj); err != nil || obj.Type != "function" || obj.Name == "" {
+	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &obj) != nil || obj.Type == "" {
 		return errToolChoice
 	}
-	*t = ToolChoice{Function: obj.Name}
+	switch obj.Type {
+	case "function":
+		t.Function, t.Namespace = obj.Name, obj.Namespace
+	case "allowed_tools":
+		t.Mode, t.Allowed = obj.Mode, [][2]string{}
+		for _, f := range obj.Tools {
+			if f.Type == ToolFunction {
+				t.Allowed = append(t.Allowed, [2]string{f.Namespace, f.Name})
+			}
+		}
+	}
 	return nil
 }
 
-// MarshalJSON implements [json.Marshaler].
+// MarshalJSON implements [json.Marshaler]: the client's own form, else
+// the mode or function.
 func (t ToolChoice) MarshalJSON() ([]byte, error) {
-	if t.Function != "" {
+	switch {
+	case t.raw != nil:
+		return t.raw, nil
+	case t.Function != "":
 		return json.Marshal(struct {
 			Type string `json:"type"`
 			Name string `json:"name"`
@@ -257,12 +376,14 @@ type Refusal struct {
 	Refusal string `json:"refusal"`
 }
 
-// FunctionCall is a function call output item.
+// FunctionCall is a function call output item. A call to a function of a
+// namespace tool names the function and, beside it, the namespace.
 type FunctionCall struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 	Arguments string `json:"arguments"`
 	Status    string `json:"status"`
 }

@@ -20,6 +20,7 @@ var fuzzTargets = []struct {
 }{
 	{KindOpenAI, "/v1/chat/completions"},
 	{KindOpenAI, "/v1/embeddings"},
+	{KindOpenAI, "/v1/responses"},
 	{KindAzureOpenAI, "/openai/deployments/d/chat/completions?api-version=2024-10-21"},
 	{KindOpenAICompatible, "/v1/chat/completions"},
 	{KindAnthropic, "/v1/messages"},
@@ -46,6 +47,7 @@ func FuzzRequest(f *testing.F) {
 		`{"model":"m","response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"$ref":"#/$defs/a","$defs":{"a":{"required":["b"],"properties":{"b":{"anyOf":[{"$ref":"#"}]}}}}}}},"messages":[{"role":"user","content":"[[call t {\"a\":1}]] use the t tool"}],"tools":[{"type":"function","function":{"name":"t"}}]}`,
 		`{"model":"c","max_tokens":5,"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}},"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>[[call t]]"}]},{"role":"system","content":"s"}],"tools":[{"name":"t"}]}`,
 		`{"contents":[{"parts":[{"text":"[[call t]]"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"ARRAY"}},"tools":[{"functionDeclarations":[{"name":"t"}]}]}`,
+		`{"model":"m","stream":true,"instructions":"s","max_output_tokens":16,"input":[{"role":"developer","content":[{"type":"input_text","text":"d"}]},{"role":"user","content":"[[web_search]] Hi"},{"type":"function_call","call_id":"c","namespace":"n","name":"t","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"r"}],"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"t","parameters":{"required":["a"]}}]},{"type":"web_search"}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[]}}`,
 		`{"messages":null}`, `[]`, `{`, ``,
 	}
 	for i := range 2 * len(fuzzTargets) {

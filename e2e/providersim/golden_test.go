@@ -22,6 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func TestGoldenWire(t *testing.T) {
 	const weather = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"},"metric":{"type":"boolean"},"unit":{"type":"string","enum":["c","f"]}},"required":["city","days","metric","unit"]}}}]`
 	const anTools = `"tools":[{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]`
+	const rsNamespace = `"tools":[{"type":"namespace","name":"multi_agent_v1","description":"Sub-agents.","tools":[{"type":"function","name":"spawn_agent","parameters":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}}]},{"type":"web_search"}]`
 	const gmTools = `"tools":[{"functionDeclarations":[{"name":"get_weather","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}},"required":["city"]}}]}]`
 	tests := []struct {
 		name string
@@ -41,6 +42,11 @@ func TestGoldenWire(t *testing.T) {
 		{"openai_embeddings_base64", providersim.KindOpenAI, call{path: "/v1/embeddings", body: `{"model":"text-embedding-3-small","input":"alpha","encoding_format":"base64","dimensions":4}`}},
 		{"openai_models", providersim.KindOpenAI, call{method: "GET", path: "/v1/models"}},
 		{"openai_unknown_path", providersim.KindOpenAI, call{path: "/v1/completions", body: `{}`}},
+		{"openai_responses", providersim.KindOpenAI, call{path: "/v1/responses", body: `{"model":"gpt-4o-mini","instructions":"Be brief.","input":"What is the capital of Portugal?","store":false}`}},
+		{"openai_responses_stream", providersim.KindOpenAI, call{path: "/v1/responses", body: `{"model":"gpt-4o-mini","stream":true,"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"Hi"}]}]}`}},
+		{"openai_responses_stream_namespace_call", providersim.KindOpenAI, call{path: "/v1/responses", body: `{"model":"gpt-4o-mini","stream":true,"input":"Start an agent",` + rsNamespace + `}`}},
+		{"openai_responses_tool_result", providersim.KindOpenAI, call{path: "/v1/responses", body: `{"model":"gpt-4o-mini","input":[{"role":"user","content":"Start an agent"},{"type":"function_call","call_id":"call_1","namespace":"multi_agent_v1","name":"spawn_agent","arguments":"{\"message\":\"x\"}"},{"type":"function_call_output","call_id":"call_1","output":"agent a-1 is running"}],` + rsNamespace + `}`}},
+		{"openai_responses_web_search", providersim.KindOpenAI, call{path: "/v1/responses", body: `{"model":"gpt-4o-mini","stream":true,"input":"[[web_search]] news","tools":[{"type":"web_search","external_web_access":false}]}`}},
 		{"azure_chat", providersim.KindAzureOpenAI, call{path: "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", body: `{"messages":[{"role":"user","content":"Hi"}]}`}},
 		{"azure_stream_usage", providersim.KindAzureOpenAI, call{path: "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", body: `{"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi"}]}`}},
 		{"azure_embeddings", providersim.KindAzureOpenAI, call{path: "/openai/deployments/embed/embeddings?api-version=2024-10-21", body: `{"input":"alpha","dimensions":2}`}},

@@ -52,6 +52,10 @@ func (o openAI) routes(p *provider) {
 		return
 	}
 	p.handle("POST /v1/chat/completions", func(x *exchange) { o.chat(x, "") })
+	if o.flavor == flavorOpenAI {
+		// vLLM's Responses support is not the gateway's to rely on.
+		p.handle("POST /v1/responses", o.responses)
+	}
 	p.handle("POST /v1/embeddings", func(x *exchange) { o.embeddings(x, "") })
 	p.handle("GET /v1/models", o.listModels)
 	p.handle("GET /v1/models/{model}", o.getModel)

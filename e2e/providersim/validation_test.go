@@ -39,6 +39,7 @@ func nativeError(t *testing.T, kind providersim.Kind, body string) (typ, msg str
 func TestValidation(t *testing.T) {
 	const (
 		oaPath = "/v1/chat/completions"
+		rsPath = "/v1/responses"
 		anPath = "/v1/messages"
 		gmPath = "/v1beta/models/gemini-2.5-flash:generateContent"
 		anTool = `"tools":[{"name":"t","input_schema":{"type":"object"}}]`
@@ -58,6 +59,17 @@ func TestValidation(t *testing.T) {
 		{"openai missing model", providersim.KindOpenAI, call{path: oaPath, body: `{"messages":[{"role":"user","content":"Hi"}]}`}, 400, "invalid_request_error", "you must provide a model parameter"},
 		{"openai empty messages", providersim.KindOpenAI, call{path: oaPath, body: `{"model":"m","messages":[]}`}, 400, "invalid_request_error", "empty array"},
 		{"openai unknown role", providersim.KindOpenAI, call{path: oaPath, body: `{"model":"m","messages":[{"role":"robot","content":"Hi"}]}`}, 400, "invalid_request_error", "Invalid value: 'robot'"},
+		// OpenAI Responses.
+		{"responses missing model", providersim.KindOpenAI, call{path: rsPath, body: `{"input":"Hi"}`}, 400, "invalid_request_error", "Missing required parameter: 'model'"},
+		{"responses missing input", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m"}`}, 400, "invalid_request_error", "Missing required parameter: 'input'"},
+		{"responses previous response", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":"Hi","previous_response_id":"resp_1"}`}, 400, "invalid_request_error", "Previous response with id 'resp_1' not found"},
+		{"responses cap below 16", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":"Hi","max_output_tokens":5}`}, 400, "invalid_request_error", "Expected a value >= 16"},
+		{"responses unknown item", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":[{"type":"telepathy"}]}`}, 400, "invalid_request_error", "Invalid value: 'telepathy'"},
+		{"responses unknown role", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":[{"role":"robot","content":"Hi"}]}`}, 400, "invalid_request_error", "Invalid value: 'robot'"},
+		{"responses call without output", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":[{"role":"user","content":"Hi"},{"type":"function_call","call_id":"c1","name":"t","arguments":"{}"}]}`}, 400, "invalid_request_error", "No tool output found for function call c1"},
+		{"responses output without call", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":[{"role":"user","content":"Hi"},{"type":"function_call_output","call_id":"c1","output":"r"}]}`}, 400, "invalid_request_error", "No tool call found for function call output with call_id c1"},
+		{"responses forced tool missing", providersim.KindOpenAI, call{path: rsPath, body: `{"model":"m","input":"Hi","tools":[{"type":"function","name":"t"}],"tool_choice":{"type":"function","name":"u"}}`}, 400, "invalid_request_error", "Tool choice 'u' not found"},
+		{"responses not served by compatible servers", providersim.KindOpenAICompatible, call{path: rsPath, body: `{"model":"m","input":"Hi"}`}, 404, "invalid_request_error", "Invalid URL (POST /v1/responses)"},
 		{"openai content of the wrong type", providersim.KindOpenAI, call{path: oaPath, body: `{"model":"m","messages":[{"role":"user","content":42}]}`}, 400, "invalid_request_error", "Invalid type for 'messages.[0].content'"},
 		{"openai tool message without id", providersim.KindOpenAI, call{path: oaPath, body: `{"model":"m","messages":[{"role":"user","content":"Hi"},{"role":"tool","content":"r"}]}`}, 400, "invalid_request_error", "Missing required parameter: 'messages.[1].tool_call_id'"},
 		{"openai tool message answering nothing", providersim.KindOpenAI, call{path: oaPath, body: `{"model":"m","messages":[{"role":"user","content":"Hi"},{"role":"tool","tool_call_id":"call_1","content":"r"}]}`}, 400, "invalid_request_error", "must be a response to a preceeding message with 'tool_calls'"},

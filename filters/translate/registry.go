@@ -25,9 +25,10 @@ var translators = map[policy.Kind]func(translator.Target) translator.Translator{
 // For returns a translator for one attempt of a request of the client API
 // api, or nil for a kind the gateway cannot translate to. A Messages
 // client is served by Anthropic as it is, and by any other kind through
-// that kind's chat translator; a Responses client by every kind through
-// its chat translator. Only Anthropic and Gemini count a Messages
-// request's tokens (see [Counts]).
+// that kind's chat translator; a Responses client by OpenAI as it is, and
+// by any other kind (Azure and OpenAI-compatible servers included, see
+// translator/responses/README.md) through its chat translator. Only
+// Anthropic and Gemini count a Messages request's tokens (see [Counts]).
 func For(api policy.API, t translator.Target) translator.Translator {
 	chat := translators[t.Provider.Kind]
 	if chat == nil {
@@ -48,6 +49,9 @@ func For(api policy.API, t translator.Target) translator.Translator {
 		}
 		return messages.New(chat(t), t)
 	case policy.APIResponses:
+		if t.Provider.Kind == policy.KindOpenAI {
+			return openaix.NewResponsesPassthrough(t)
+		}
 		return responses.New(chat(t), t)
 	}
 	return chat(t)

@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/translator"
 	openaix "github.com/switchyard/switchyard/translator/openai"
 )
 
@@ -26,6 +28,33 @@ func TestEveryKindHasATranslator(t *testing.T) {
 	slices.Sort(known)
 	if got := policy.Dialects(); !slices.Equal(got, known) {
 		t.Errorf("policy accepts dialects %v, the translator knows %v", got, known)
+	}
+}
+
+// TestForPicksTheSchemaPair: each client API reaches each kind through
+// the translator of its pair of schemas; same-protocol traffic passes
+// through.
+func TestForPicksTheSchemaPair(t *testing.T) {
+	tests := []struct {
+		api  policy.API
+		kind policy.Kind
+		want string
+	}{
+		{policy.APIResponses, policy.KindOpenAI, "*openai.ResponsesPassthrough"},
+		{policy.APIResponses, policy.KindAzureOpenAI, "*responses.Translator"},
+		{policy.APIResponses, policy.KindOpenAICompatible, "*responses.Translator"},
+		{policy.APIResponses, policy.KindAnthropic, "*responses.Translator"},
+		{policy.APIResponses, policy.KindGemini, "*responses.Translator"},
+		{policy.APIMessages, policy.KindAnthropic, "*anthropic.Passthrough"},
+		{policy.APIMessages, policy.KindOpenAI, "*messages.Translator"},
+		{policy.APIChatCompletions, policy.KindOpenAI, "*openai.Translator"},
+	}
+	for _, tt := range tests {
+		p := &policy.Provider{Name: "p", Kind: tt.kind}
+		got := fmt.Sprintf("%T", For(tt.api, translator.Target{Provider: p, Model: &policy.Model{Name: "m", Provider: p}}))
+		if got != tt.want {
+			t.Errorf("%s to %s: %s, want %s", tt.api, tt.kind, got, tt.want)
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/jsonform"
 	wire "github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -48,13 +48,13 @@ func NewCounter(t translator.Target) *Passthrough {
 // blocks the gateway does not know included.
 func (p *Passthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
 	t := p.chat.t
-	body, err := replaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
+	body, err := jsonform.ReplaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
 	if err == nil && req != nil && !p.count {
 		// The budget reservation covers the model's cap; an answer longer
 		// than it (max_tokens 100000 with an output-128k beta) would cost
 		// what no reservation held.
 		if asked, most := req.OutputCap(), t.Model.OutputLimit(req.OutputCap()); asked > most {
-			body, err = replaceMember(body, "max_tokens", strconv.Itoa(most))
+			body, err = jsonform.ReplaceMember(body, "max_tokens", strconv.Itoa(most))
 		}
 	}
 	if err != nil {
@@ -180,44 +180,5 @@ func unpricedBetas(v string) string {
 	}
 	return strings.Join(kept, ",")
 }
-
-// replaceMember returns the JSON object obj with the value of every
-// top-level member named key replaced by value (JSON text); the rest of
-// the bytes are kept as they are.
-func replaceMember(obj []byte, key, value string) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errNotObject
-	}
-	var out []byte
-	last := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if t != key {
-			continue
-		}
-		end := int(dec.InputOffset())
-		start := end - len(v)
-		out = append(append(out, obj[last:start]...), value...)
-		last = end
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, errNotObject
-	}
-	return append(out, obj[last:]...), nil
-}
-
-type notObject struct{}
-
-func (notObject) Error() string { return "not a JSON object" }
-
-var errNotObject error = notObject{}
 
 var _ translator.Translator = (*Passthrough)(nil)

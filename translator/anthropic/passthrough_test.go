@@ -10,28 +10,6 @@ import (
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
 
-func TestReplaceMember(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-		wantErr        bool
-	}{
-		{"compact", `{"model":"a","max_tokens":5}`, `{"model":"X","max_tokens":5}`, false},
-		{"spacing kept", "{ \"max_tokens\" : 5 ,\n \"model\" :  \"a\" }", "{ \"max_tokens\" : 5 ,\n \"model\" :  \"X\" }", false},
-		{"nested model untouched", `{"metadata":{"model":"a"},"model":"b"}`, `{"metadata":{"model":"a"},"model":"X"}`, false},
-		{"every duplicate replaced", `{"model":"a","model":"b"}`, `{"model":"X","model":"X"}`, false},
-		{"non-string value replaced", `{"model":7}`, `{"model":"X"}`, false},
-		{"no model", `{"messages":[]}`, `{"messages":[]}`, false},
-		{"not an object", `["model"]`, "", true},
-		{"torn", `{"model":"a"`, "", true},
-	}
-	for _, tt := range tests {
-		got, err := replaceMember([]byte(tt.in), "model", `"X"`)
-		if (err != nil) != tt.wantErr || string(got) != tt.want {
-			t.Errorf("%s: got %q, %v; want %q, error %v", tt.name, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func TestPassthroughRequest(t *testing.T) {
 	tt := testTarget()
 	tt.Header = translator.Headers{{Key: "anthropic-version", Value: "2099-01-01"}, {Key: "anthropic-beta", Value: "tools-2099"}}

@@ -35,8 +35,9 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 		output = append(output, responses.Message{Type: "message", ID: "msg_" + tr.suffix, Status: responses.StatusCompleted, Role: "assistant", Content: content})
 	}
 	for i, tc := range ch.Message.ToolCalls {
+		ns, name := tr.names.client(tc.Function.Name)
 		output = append(output, responses.FunctionCall{Type: "function_call", ID: tr.callItemID(i), CallID: tc.ID,
-			Name: tc.Function.Name, Arguments: tc.Function.Arguments, Status: responses.StatusCompleted})
+			Name: name, Namespace: ns, Arguments: tc.Function.Arguments, Status: responses.StatusCompleted})
 	}
 	resp := tr.response(responses.StatusCompleted, output)
 	finished(&resp, ch.FinishReason, c.Usage)

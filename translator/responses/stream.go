@@ -19,9 +19,9 @@ type item struct {
 	closed bool
 	status string // the status it closed with
 	parts  []*textPart
-	// A call's.
-	callID, name string
-	args         strings.Builder
+	// A call's: namespace and name as the client knows them.
+	callID, namespace, name string
+	args                    strings.Builder
 }
 
 type textPart struct {
@@ -30,7 +30,7 @@ type textPart struct {
 }
 
 func (it *item) callItem(status string) responses.FunctionCall {
-	return responses.FunctionCall{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Arguments: it.args.String(), Status: status}
+	return responses.FunctionCall{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Namespace: it.namespace, Arguments: it.args.String(), Status: status}
 }
 
 // value is the item as a response's output holds it; an item closed
@@ -210,7 +210,8 @@ func (tr *Translator) appendCall(out []byte, tc openai.ToolCall) []byte {
 			out = tr.closeItem(out, tr.text, responses.StatusCompleted)
 			tr.text = nil
 		}
-		c = &item{index: len(tr.items), id: tr.callItemID(len(tr.tools)), call: true, callID: tc.ID, name: tc.Function.Name}
+		c = &item{index: len(tr.items), id: tr.callItemID(len(tr.tools)), call: true, callID: tc.ID}
+		c.namespace, c.name = tr.names.client(tc.Function.Name)
 		tr.items = append(tr.items, c)
 		tr.tools[i] = c
 		out = emit(out, responses.EventOutputItemAdded, responses.ItemEvent{Type: responses.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: c.index,

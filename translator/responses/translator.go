@@ -20,6 +20,9 @@ type Translator struct {
 	t    translator.Target
 	// req is the client's request, whose settings the response repeats.
 	req *responses.Request
+	// names maps the chat function names of calls back to the functions
+	// of the client's namespace tools.
+	names toolNames
 	// suffix makes the ids: resp_, msg_ and fc_ followed by it.
 	suffix string
 
@@ -43,13 +46,17 @@ func New(chat translator.Translator, t translator.Target) *Translator {
 
 // Request implements [translator.Translator.Request]: raw is the client's
 // Responses body, req its canonical chat request, which the chat
-// translator gets with a body of its own.
+// translator gets with a body of its own. What a chat request cannot
+// carry is refused ([checkItems]).
 func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.Upstream, *openai.Error) {
 	r, e := responses.ParseRequest(raw)
 	if e != nil {
 		return translator.Upstream{}, e
 	}
-	tr.req = r
+	if e := checkItems(r, tr.t.Provider.Name); e != nil {
+		return translator.Upstream{}, e
+	}
+	tr.req, tr.names = r, namesOf(r.Tools)
 	body, err := json.Marshal(req)
 	if err != nil {
 		return translator.Upstream{}, openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error", "the request could not be encoded: %v", err)
