@@ -27,6 +27,12 @@ type rsRequest struct {
 	ParallelToolCalls  *bool           `json:"parallel_tool_calls"`
 	Temperature        *float64        `json:"temperature"`
 	TopP               *float64        `json:"top_p"`
+	Text               *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
 }
 
 type rsTool struct {
@@ -73,7 +79,7 @@ func (o openAI) responses(x *exchange) {
 		x.fail(o.modelNotFound(req.Model))
 		return
 	}
-	r := respond(conv)
+	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := o.envelope(x, req.Model)
 	var echo struct {
@@ -112,6 +118,9 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 	if req.MaxOutputTokens != nil {
 		c.maxTokens, c.hasMax = *req.MaxOutputTokens, true
 	}
+	if t := req.Text; t != nil && t.Format != nil && (t.Format.Type == "json_object" || t.Format.Type == "json_schema") {
+		c.format = replyFormat{json: true, schema: t.Format.Schema}
+	}
 	if req.Instructions != nil && *req.Instructions != "" {
 		c.messages++
 		c.textChars += chars(*req.Instructions)
@@ -133,6 +142,7 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 			switch it.Role {
 			case "user":
 				c.lastUserText, c.images = text, images
+				c.promptTurn(text)
 			case "system", "developer", "assistant":
 			default:
 				return c, nil, invalidRequest(fmt.Sprintf("input[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", it.Role)
@@ -142,6 +152,7 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 		case "function_call", "custom_tool_call":
 			c.messages++
 			c.textChars += chars(it.Arguments)
+			c.assistantCalls(1)
 		case "function_call_output", "custom_tool_call_output":
 			text, _, err := rsContent(it.Output, i)
 			if err != nil {

@@ -501,3 +501,54 @@ func TestScriptedSessionEnds(t *testing.T) {
 		t.Errorf("tool calls mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestScriptResponses: the Responses endpoint follows the scripted rules
+// too: Codex offers many tools and calls none unless asked; a call asked
+// for is made once; a text format is honoured.
+func TestScriptResponses(t *testing.T) {
+	const tools = `"tools":[{"type":"function","name":"spawn_agent","parameters":{"type":"object"}},{"type":"namespace","name":"ns","tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}}]}]`
+	tests := []struct {
+		name, input, extra string
+		want               outcome
+	}{
+		{"nothing asked: text, not the first tool", `[{"role":"user","content":"say hi"}]`, "", outcome{Text: "Hello from gpt-4o-mini: say hi"}},
+		{"a call asked for", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
+		{"the call made: text", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"a.txt"}]`, "", outcome{Text: "Tool result received: a.txt"}},
+		{"a JSON format", `[{"role":"user","content":"say hi"}]`, `,"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}`, outcome{Text: `{"ok":true}`}},
+	}
+	sim, _ := startSim(t, providersim.ProviderConfig{Kind: providersim.KindOpenAI, Script: true})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := do(t, sim.URL("openai"), call{path: "/v1/responses", header: map[string]string{"Authorization": "Bearer k"},
+				body: `{"model":"gpt-4o-mini","input":` + tt.input + `,` + tools + tt.extra + `}`})
+			if resp.StatusCode != 200 {
+				t.Fatalf("got status %d: %s", resp.StatusCode, body)
+			}
+			var r struct {
+				Output []struct {
+					Type      string `json:"type"`
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+					Content   []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"output"`
+			}
+			if err := json.Unmarshal([]byte(body), &r); err != nil {
+				t.Fatal(err)
+			}
+			var got outcome
+			for _, o := range r.Output {
+				for _, c := range o.Content {
+					got.Text += c.Text
+				}
+				if o.Type == "function_call" {
+					got.Tool, got.Args = o.Name, o.Arguments
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reply mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
