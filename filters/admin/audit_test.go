@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
@@ -72,5 +74,55 @@ providers:
 		if bytes.Contains(trail.Bytes(), []byte("sk-guess")) {
 			t.Errorf("the trail holds the presented token: %s", trail.String())
 		}
+	}
+}
+
+// TestFailedKeysAreThrottled: past ten failed admin keys a minute from
+// one address, that address is refused 429 before its key is read, even
+// the right key, with one audit line for the throttling rather than one
+// a guess; another address is not held, and the next minute frees it.
+func TestFailedKeysAreThrottled(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(usagePolicy + `
+providers:
+  - {name: openai, kind: openai, base_url: "http://127.0.0.1:1"}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trail bytes.Buffer
+	fl, err := New(policy.FilterRef{Name: "admin"}, filters.Deps{Policy: p, Audit: audit.New(&trail, "extproc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fl.(*Filter)
+	now := time.Unix(1_800_000_000, 0)
+	f.throttle.now = func() time.Time { return now }
+	try := func(addr, key string) int {
+		x := &filters.Exchange{ID: "r", Policy: p, Route: p.Routes[0], Method: "GET", Path: "/admin/providers",
+			Header: filters.Headers{{Key: "authorization", Value: "Bearer " + key}, {Key: "x-envoy-external-address", Value: addr}}}
+		if err := f.RequestHeaders(context.Background(), x); err != nil {
+			return filters.AsError(err, "r").Status
+		}
+		return http.StatusOK
+	}
+	for i := range 10 {
+		if got := try("10.0.0.1", "sk-guess"); got != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d, want 401", i, got)
+		}
+	}
+	for range 5 {
+		if got := try("10.0.0.1", "sk-local-admin"); got != http.StatusTooManyRequests {
+			t.Fatalf("after ten failures: %d, want 429 even with the right key", got)
+		}
+	}
+	if lines := bytes.Count(trail.Bytes(), []byte("\n")); lines != 11 {
+		t.Errorf("%d audit lines, want ten refusals and one throttling", lines)
+	}
+	if got := try("10.0.0.2", "sk-local-admin"); got != http.StatusOK {
+		t.Errorf("another address: %d, want 200", got)
+	}
+	now = now.Add(time.Minute)
+	if got := try("10.0.0.1", "sk-local-admin"); got != http.StatusOK {
+		t.Errorf("a minute later: %d, want 200", got)
 	}
 }

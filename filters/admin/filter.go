@@ -15,7 +15,9 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/audit"
@@ -29,11 +31,12 @@ func init() { filters.Register("admin", New) }
 
 // Filter serves the admin API.
 type Filter struct {
-	health *health.Monitor
-	store  store.Store
-	log    *slog.Logger
-	trail  *audit.Logger
-	routes map[string]handler
+	health   *health.Monitor
+	store    store.Store
+	log      *slog.Logger
+	trail    *audit.Logger
+	routes   map[string]handler
+	throttle *throttle
 }
 
 // handler answers one admin call: the status and a JSON-encodable body, or
@@ -45,7 +48,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit}
+	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, throttle: newThrottle(time.Now)}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),
@@ -71,13 +74,24 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	if !g.HasAdminKey {
 		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
 	}
+	addr := x.Header.Get("x-envoy-external-address")
+	if retry, first, ok := f.throttle.blocked(addr); ok {
+		if first {
+			f.refused(ctx, x, "throttled")
+		}
+		secs := strconv.Itoa(max(1, int(retry.Round(time.Second)/time.Second)))
+		return filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "too_many_failed_keys",
+			"too many failed admin keys from your address; try again in %ss", secs).WithHeader("retry-after", secs)
+	}
 	token := filters.BearerToken(x.Header)
 	if token == "" {
+		f.throttle.failed(addr)
 		f.refused(ctx, x, "missing_api_key")
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
 	}
 	sum := sha256.Sum256([]byte(token))
 	if subtle.ConstantTimeCompare(sum[:], g.AdminKeyHash[:]) != 1 {
+		f.throttle.failed(addr)
 		f.refused(ctx, x, "invalid_api_key")
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
 	}
@@ -129,7 +143,9 @@ func (f *Filter) audit(ctx context.Context, x *filters.Exchange, action string, 
 }
 
 // refused records a failed attempt at the admin API, so that guessing the
-// admin key shows in the trail; the presented token is never recorded.
+// admin key shows in the trail: each failure until its client is
+// throttled, then one line a window for it; the presented token is never
+// recorded.
 func (f *Filter) refused(ctx context.Context, x *filters.Exchange, reason string) {
 	f.trail.Admin(ctx, x.ID, "unauthenticated", "refused", slog.String("reason", reason),
 		slog.String("method", x.Method), slog.String("path", clip(x.Path)))
