@@ -335,8 +335,10 @@ func (o openAI) conversation(req oaChatRequest, model string) (conversation, *ap
 		default:
 			return c, invalidRequest(fmt.Sprintf("messages.[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role)
 		}
-		if i == len(req.Messages)-1 {
-			c.lastIsUser = m.Role == "user"
+		// The reply answers the last user, assistant or tool message:
+		// system and developer messages after it only instruct.
+		if m.Role != "system" && m.Role != "developer" {
+			c.lastIsUser, c.toolResult = m.Role == "user", nil
 			if m.Role == "tool" {
 				c.toolResult = &text
 			}

@@ -552,3 +552,19 @@ func TestScriptResponses(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptChatSystemAfterThePrompt: a system message after the user's
+// prompt (Claude Code's environment turn, translated to chat) only
+// instructs: the prompt's call is still made.
+func TestScriptChatSystemAfterThePrompt(t *testing.T) {
+	sim, _ := startSim(t, providersim.ProviderConfig{Kind: providersim.KindOpenAI, Script: true})
+	resp, body := do(t, sim.URL("openai"), call{path: "/v1/chat/completions", header: map[string]string{"Authorization": "Bearer k"},
+		body: `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>x</system-reminder>"},{"type":"text","text":"[[call Read {\"file_path\":\"a\"}]]"}]},{"role":"system","content":"Environment: linux"}],
+		"tools":[{"type":"function","function":{"name":"Agent","parameters":{"type":"object"}}},{"type":"function","function":{"name":"Read","parameters":{"type":"object"}}}]}`})
+	if resp.StatusCode != 200 {
+		t.Fatalf("got status %d: %s", resp.StatusCode, body)
+	}
+	if diff := cmp.Diff(outcome{Tool: "Read", Args: `{"file_path":"a"}`}, replyOutcome(t, providersim.KindOpenAI, body)); diff != "" {
+		t.Errorf("reply mismatch (-want +got):\n%s", diff)
+	}
+}
