@@ -123,6 +123,12 @@ func TestPassthroughComplete(t *testing.T) {
 	if u, ok := tr.Usage(); !ok || u.TotalTokens != 5 {
 		t.Errorf("usage %+v", u)
 	}
+	// Web searches are billed per use: the answer's count is read.
+	searched := NewPassthrough(testTarget())
+	searched.Complete(200, nil, []byte(`{"id":"m","type":"message","role":"assistant","content":[],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2,"server_tool_use":{"web_search_requests":5}}}`))
+	if u, _ := searched.Usage(); u.ServerToolUse.WebSearchRequests != 5 {
+		t.Errorf("web searches %d, want the answer's 5", u.ServerToolUse.WebSearchRequests)
+	}
 	r = NewPassthrough(testTarget()).Complete(401, nil, []byte(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`))
 	if r.Status != 502 || !strings.Contains(string(r.Body), `"type":"error","error":{"type":"api_error","message":"provider anthropic refused the gateway's credentials"}`) {
 		t.Errorf("a refused gateway key: %d %s", r.Status, r.Body)

@@ -48,6 +48,7 @@ func (tr *Translator) Usage() (openai.Usage, bool) { return tr.usage.openai(), t
 // counts it carries and leaves the others alone.
 type counts struct {
 	input, output, cacheRead, cacheWrite int
+	webSearches                          int
 	seen                                 bool
 }
 
@@ -68,6 +69,10 @@ func (c *counts) set(u *usage) {
 			*f.to, c.seen = *f.from, true
 		}
 	}
+	if st := u.ServerToolUse; st != nil && st.WebSearchRequests != nil {
+		// Cumulative, as the token counts are.
+		c.webSearches = *st.WebSearchRequests
+	}
 }
 
 // openai returns the counts in OpenAI form. Anthropic's input_tokens
@@ -80,6 +85,7 @@ func (c *counts) openai() openai.Usage {
 		CompletionTokens:    c.output,
 		TotalTokens:         prompt + c.output,
 		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: c.cacheWrite},
+		ServerToolUse:       openai.ServerToolUse{WebSearchRequests: c.webSearches},
 	}
 }
 

@@ -84,6 +84,11 @@ type usage struct {
 	OutputTokens             *int `json:"output_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	// ServerToolUse counts the server tools Anthropic ran for the answer,
+	// billed per use.
+	ServerToolUse *struct {
+		WebSearchRequests *int `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 }
 
 type apiError struct {
