@@ -93,6 +93,9 @@ type Routing struct {
 	// Level and Score are the request's complexity, when computed.
 	Level string
 	Score float64
+	// Substituted is "retired -> successor" when the model the client
+	// named was retired and its successor served instead.
+	Substituted string
 }
 
 // Target is a model and the provider serving it.

@@ -105,7 +105,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		x.Plan[i] = filters.Target{Model: m}
 	}
 	x.RouteReason = d.Reason
-	x.Routing = filters.Routing{Split: d.Split, Score: d.Score}
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
 	}
@@ -131,13 +131,19 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 // so they fail over to each other.
 func (f *Filter) embeddings(x *filters.Exchange) error {
 	name := x.Embeddings.Model
-	m := x.Policy.Model(name)
+	res := x.Policy.Resolve(name)
+	m := res.Model
 	if m == nil || !m.Caps.Has(policy.CapEmbeddings) {
 		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
 			"the embedding model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	}
-	if x.Caller.Key != nil && !x.Caller.Key.Allows(name) {
+	if !policy.MayServe(x.Caller.Key, x.Caller.Tenant, m, res.Alias) {
 		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
+	}
+	if m.RetiredAt(f.router.now()) && x.Policy.Gateway.RetiredModels != policy.RetiredServe {
+		// Never substituted: another model's vectors live in another
+		// space, and the caller's index would silently mix the two.
+		return retiredError(m, x.Policy.Successor(m, func(s *policy.Model) bool { return s.RetiredAt(f.router.now()) }))
 	}
 	key := HashID(x.ID)
 	var skipped []string
@@ -146,7 +152,7 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 			break
 		}
 		if f.health != nil {
-			if a := f.health.Admit(d.Provider.Name, d.Name, key); !a.Allowed {
+			if a := f.health.Admit(d.Provider.Name, d.Series(), key); !a.Allowed {
 				skipped = append(skipped, deploymentName(d)+" ("+a.Reason+")")
 				continue
 			}
@@ -175,7 +181,7 @@ func user(x *filters.Exchange) string {
 // the request ends.
 func (f *Filter) Attempt(_ context.Context, _ *filters.Exchange, a *filters.Attempt) error {
 	if f.health != nil {
-		f.inflight.Store(a, f.health.Begin(a.Target.Provider().Name, a.Target.Model.Name))
+		f.inflight.Store(a, f.health.Begin(a.Target.Provider().Name, a.Target.Model.Series()))
 	}
 	return nil
 }
@@ -208,7 +214,7 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 	out := a.Outcome()
 	o := health.Observation{
 		Provider: a.Target.Provider().Name,
-		Model:    a.Target.Model.Name,
+		Model:    a.Target.Model.Series(),
 		Status:   out.Status,
 		Latency:  out.Latency,
 		TTFT:     ttft,
@@ -236,6 +242,9 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 	}
 	if x.RouteReason != "" {
 		x.SetResponseHeader("x-route-reason", headerSafe(x.RouteReason))
+	}
+	if x.Routing.Substituted != "" {
+		x.SetResponseHeader("x-switchyard-model-substituted", x.Routing.Substituted)
 	}
 	return nil
 }
