@@ -204,6 +204,9 @@ const (
 	// CauseExcused: not the provider's doing: the client went away, Envoy
 	// refused locally (overflow, queueing), or the gateway itself was late.
 	CauseExcused
+	// CauseNoAddress: the provider's name resolved to no address, so no
+	// connection was tried (and Envoy tries no other provider after it).
+	CauseNoAddress
 )
 
 // Failed reports whether the attempt failed in a way another provider

@@ -154,3 +154,22 @@ func (a *askedHealth) Admit(provider, model string, key uint64) health.Admission
 	a.asked[provider+"/"+model] = true
 	return a.fakeHealth.Admit(provider, model, key)
 }
+
+// TestNoAddressTriedLast: a provider whose name resolved to no address
+// goes after the others, since Envoy does not retry an attempt without an
+// address.
+func TestNoAddressTriedLast(t *testing.T) {
+	t.Parallel()
+	h := fakeHealth{noAddress: map[string]string{"oa": "DNS: 127.0.0.1 resolved to no address"}}
+	r, _ := testRouter(t, false, h)
+	d, e := r.Decide(&Query{Chat: chat(t, userMsg("strong", "hello"))})
+	if e != nil {
+		t.Fatal(e)
+	}
+	if got := names(d.Plan); got != "mid,strong" {
+		t.Errorf("plan %s, want mid (strong's fallback), then strong: its provider oa has no address", got)
+	}
+	if !strings.Contains(d.Reason, "no address, tried last: strong (DNS: 127.0.0.1 resolved to no address)") {
+		t.Errorf("reason %q", d.Reason)
+	}
+}

@@ -220,6 +220,7 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		TTFT:     ttft,
 		Quota:    health.QuotaFromHeaders(out.Header.Get),
 		Key:      HashID(x.ID),
+		Detail:   out.Failure,
 	}
 	if o.Status == 0 {
 		switch out.Cause {
@@ -228,6 +229,8 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		case filters.CauseExcused:
 			// The client left or the gateway gave up: the monitor ignores it.
 			o.Failure = health.Canceled
+		case filters.CauseNoAddress:
+			o.Failure = health.NoAddress
 		default:
 			o.Failure = health.ConnectFailure
 		}
@@ -250,15 +253,18 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 }
 
 // ResponseChunk implements [filters.ResponseChunkHook]: when every attempt
-// failed, the client gets one 503 that says what happened to each, in its
-// API's error envelope, unless the response cache answered instead
-// (degraded mode).
+// failed, the client gets one 503 that says what happened to each (which
+// provider, and for one that could not be reached, whether its name did
+// not resolve, its port refused or its TLS handshake failed), in its API's
+// error envelope, unless the response cache answered instead (degraded
+// mode). A single attempt that got an answer passes it through: the
+// provider's own error says more than a summary.
 func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
 	if x.Response.Streaming || !c.EOS || x.Cached.How != "" {
 		return nil
 	}
 	last := x.LastAttempt()
-	if last == nil || last.N < 2 || !last.Outcome().Failed() {
+	if last == nil || !last.Outcome().Failed() || (last.N < 2 && last.Outcome().Status != 0) {
 		return nil
 	}
 	seen := map[int]*filters.Attempt{}
@@ -266,6 +272,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 		seen[a.N] = a
 	}
 	parts := make([]string, last.N)
+	answered := false
 	for n := 1; n <= last.N; n++ {
 		a, ok := seen[n]
 		if !ok {
@@ -274,10 +281,16 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 			parts[n-1] = fmt.Sprintf("attempt %d %s/%s: no response (connect failure, reset or timeout)", n, m.Provider.Name, m.Name)
 			continue
 		}
-		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome()))
+		o := a.Outcome()
+		answered = answered || o.Status != 0
+		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(o))
+	}
+	lead := "every provider failed"
+	if !answered {
+		lead = "no provider could be reached"
 	}
 	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
-		"every provider failed: %s", strings.Join(parts, "; "))
+		"%s: %s", lead, strings.Join(parts, "; "))
 	x.Response.Status, c.Data = e.Status, x.ErrorBody(e)
 	return nil
 }

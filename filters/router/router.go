@@ -584,9 +584,13 @@ func bucket(user string, hash uint64) uint64 {
 // dropped.
 func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnly bool, d *Decision) {
 	seen := make(map[*policy.Model]bool, len(chain))
-	var skipped []string
+	var skipped, last []string
+	// Deployments whose provider's name resolved to no address are tried
+	// after the others: Envoy does not retry an attempt without an
+	// address, so one first would end the request.
+	var unreachable []*policy.Model
 	for _, model := range chain {
-		if seen[model] || len(d.Plan) >= r.route.Attempts {
+		if seen[model] || len(d.Plan)+len(unreachable) >= r.route.Attempts {
 			continue
 		}
 		seen[model] = true
@@ -594,7 +598,7 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 			continue
 		}
 		for _, m := range r.spread(model, q.Hash, q.Chat.Stream) {
-			if len(d.Plan) >= r.route.Attempts {
+			if len(d.Plan)+len(unreachable) >= r.route.Attempts {
 				break
 			}
 			if r.health != nil {
@@ -610,12 +614,21 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 					d.Reason += "; probing " + m.Provider.Name
 					continue
 				}
+				if a.NoAddress != "" {
+					unreachable = append(unreachable, m)
+					last = append(last, deploymentName(m)+" ("+a.NoAddress+")")
+					continue
+				}
 			}
 			d.Plan = append(d.Plan, m)
 		}
 	}
+	d.Plan = append(d.Plan, unreachable...)
 	if len(skipped) > 0 {
 		d.Reason += "; skipped " + strings.Join(skipped, ", ")
+	}
+	if len(last) > 0 {
+		d.Reason += "; no address, tried last: " + strings.Join(last, ", ")
 	}
 }
 
