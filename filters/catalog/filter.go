@@ -162,7 +162,10 @@ func (f *Filter) listings(x *filters.Exchange) []listing {
 	}
 	for _, pt := range x.Policy.Patterns {
 		for _, m := range pt.Known() {
-			add(listing{id: m.Name, model: m})
+			// An earlier pattern matching the name decides it.
+			if x.Policy.Resolve(m.Name).Model == m {
+				add(listing{id: m.Name, model: m})
+			}
 		}
 	}
 	return out
