@@ -93,6 +93,9 @@ type Routing struct {
 	// Level and Score are the request's complexity, when computed.
 	Level string
 	Score float64
+	// Substituted is "retired -> successor" when the model the client
+	// named was retired and its successor served instead.
+	Substituted string
 }
 
 // Target is a model and the provider serving it.
@@ -201,6 +204,9 @@ const (
 	// CauseExcused: not the provider's doing: the client went away, Envoy
 	// refused locally (overflow, queueing), or the gateway itself was late.
 	CauseExcused
+	// CauseNoAddress: the provider's name resolved to no address, so no
+	// connection was tried (and Envoy tries no other provider after it).
+	CauseNoAddress
 )
 
 // Failed reports whether the attempt failed in a way another provider

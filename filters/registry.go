@@ -149,22 +149,46 @@ func Build(deps Deps) (map[string]*Chain, error) {
 	defer regMu.RUnlock()
 	chains := make(map[string]*Chain, len(deps.Policy.Routes))
 	var probs []error
+	// A cause shared by every route (a provider key unset) is reported
+	// once, where it is first met.
+	seen := map[string]bool{}
+	report := func(where string, err error) {
+		causes := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			causes = j.Unwrap()
+		}
+		for _, c := range causes {
+			if !seen[c.Error()] {
+				seen[c.Error()] = true
+				probs = append(probs, fmt.Errorf("%s: %w", where, c))
+			}
+		}
+	}
 	for _, r := range deps.Policy.Routes {
 		var fs []Filter
+		built := true
 		for _, ref := range r.Filters {
 			factory := factories[ref.Name]
 			if factory == nil {
 				probs = append(probs, fmt.Errorf("%s: unknown filter %q (known: %v)", ref.Where, ref.Name, namesLocked()))
+				built = false
 				continue
 			}
 			rd := deps
 			rd.Route = r
 			f, err := factory(ref, rd)
 			if err != nil {
-				probs = append(probs, fmt.Errorf("%s: %w", ref.Where, err))
+				report(ref.Where, err)
+				built = false
 				continue
 			}
 			fs = append(fs, f)
+		}
+		if !built {
+			// The chain lacks the filters that failed: what it would then
+			// miss (a field no filter provides) is their consequence, not
+			// a problem of its own.
+			continue
 		}
 		c := NewChain(fs)
 		if err := checkFlow(c.filters); err != nil {

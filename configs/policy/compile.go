@@ -57,7 +57,15 @@ var eventStream = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // at records a problem for field (relative to the element at src) of the
 // element shown as display.
 func (c *compiler) at(src source, display, field, format string, args ...any) {
-	p := Problem{File: src.file, Field: display, Reason: fmt.Sprintf(format, args...)}
+	p := c.locate(src, display, field)
+	p.Reason = fmt.Sprintf(format, args...)
+	c.probs = append(c.probs, p)
+}
+
+// locate is where field of the element at src is, as a Problem without
+// its reason.
+func (c *compiler) locate(src source, display, field string) Problem {
+	p := Problem{File: src.file, Field: display}
 	if field != "" {
 		p.Field += "." + field
 	}
@@ -68,7 +76,7 @@ func (c *compiler) at(src source, display, field, format string, args ...any) {
 	if n != nil {
 		p.Line, p.Column = n.Line, n.Column
 	}
-	c.probs = append(c.probs, p)
+	return p
 }
 
 func display(section string, i int, name string) string {
@@ -94,11 +102,16 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 			p.providers[pr.Name] = pr
 		}
 	}
+	p.Catalog = c.catalog(s.Catalog)
 	// The first entry of a name is the model; later entries of the name
-	// are more deployments of it.
+	// are more deployments of it. Entries with match are patterns.
 	firsts := map[string]*ModelSpec{}
+	origins := map[string]*ModelSpec{} // the first entry as written, for its fallback list
 	for i := range s.Models {
 		ms := &s.Models[i]
+		if ms.Match != "" {
+			continue
+		}
 		if fs := firsts[ms.Name]; fs != nil {
 			if first := p.models[ms.Name]; first != nil {
 				if d := c.deployment(ms, fs, first, p); d != nil {
@@ -107,17 +120,20 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 			}
 			continue
 		}
+		m, filled := c.model(ms, i, p)
 		if ms.Name != "" {
-			firsts[ms.Name] = ms
+			firsts[ms.Name], origins[ms.Name] = filled, ms
 		}
-		if m := c.model(ms, i, p); m != nil {
+		if m != nil {
 			m.Deployments = []*Model{m}
 			p.Models = append(p.Models, m)
 			p.models[m.Name] = m
 		}
 	}
+	c.patterns(s.Models, p)
+	c.aliases(s.Aliases, p)
 	for i := range s.Models {
-		if m := p.models[s.Models[i].Name]; m != nil && firsts[m.Name] == &s.Models[i] && len(s.Models[i].Fallback) > 0 {
+		if m := p.models[s.Models[i].Name]; m != nil && origins[m.Name] == &s.Models[i] && len(s.Models[i].Fallback) > 0 {
 			m.Fallback = c.models(s.Models[i].src, display("models", i, m.Name), "fallback", s.Models[i].Fallback, p)
 		}
 	}
@@ -274,6 +290,7 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 	if g.Audit != nil {
 		out.CapturePrompts = g.Audit.CapturePrompts
 	}
+	out.RetiredModels = c.retiredModels(src, g.RetiredModels)
 	if l := g.LocalRateLimit; l != nil {
 		if l.RequestsPerSecond <= 0 {
 			c.at(src, "gateway", "local_rate_limit.requests_per_second", "must be > 0")
@@ -453,29 +470,33 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	return p
 }
 
-func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
-	d := display("models", i, s.Name)
-	ok := c.newName(s.src, d, "model", s.Name, p.models[s.Name] != nil)
-	m := &Model{Name: s.Name, Upstream: s.Upstream, ContextWindow: s.ContextWindow, MaxOutputTokens: s.MaxOutputTokens, DefaultMaxTokens: s.DefaultMaxTokens}
+func (c *compiler) model(spec *ModelSpec, i int, p *Policy) (*Model, *ModelSpec) {
+	d := display("models", i, spec.Name)
+	ok := c.newName(spec.src, d, "model", spec.Name, p.models[spec.Name] != nil)
+	before := len(c.probs)
+	filled, entry, catalogPrice := c.fromCatalog(spec, d, p)
+	s := &filled
+	if len(c.probs) > before {
+		// What the entry lacks is the catalog model's to give: naming the
+		// missing fields too would only repeat this one.
+		return nil, s
+	}
+	m := &Model{Name: s.Name, Upstream: s.Upstream, ContextWindow: s.ContextWindow, MaxOutputTokens: s.MaxOutputTokens, DefaultMaxTokens: s.DefaultMaxTokens, PriceSource: PriceCatalog}
 	if m.Upstream == "" {
 		m.Upstream = s.Name
+	}
+	if entry != nil {
+		lifecycleOf(m, entry)
+		p.lifecycle = append(p.lifecycle, lifecycleUse{at: c.locate(s.src, d, ""), model: m})
 	}
 	m.Provider = p.providers[s.Provider]
 	if m.Provider == nil {
 		c.at(s.src, d, "provider", "names no provider (got %q)", s.Provider)
 		ok = false
 	}
-	for j, name := range s.Capabilities {
-		cp, known := capabilities[name]
-		if !known {
-			c.at(s.src, d, "capabilities["+strconv.Itoa(j)+"]", "unknown capability %q (known: chat, tools, vision, json, stream, embeddings)", name)
-			ok = false
-		}
-		m.Caps |= cp
-	}
-	if m.Caps == 0 {
-		m.Caps = CapChat | CapStream
-	}
+	before = len(c.probs)
+	m.Caps = c.capabilities(s.src, d, s.Capabilities)
+	ok = ok && len(c.probs) == before
 	if m.ContextWindow <= 0 {
 		c.at(s.src, d, "context_window", "must be > 0")
 		ok = false
@@ -493,8 +514,17 @@ func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 			ok = false
 		}
 	}
-	var pok bool
-	m.Price, pok = c.prices(s.src, d, s.Price)
+	pok := true
+	switch {
+	case catalogPrice:
+		m.Price = entry.Price
+	case c.idx.lookup(s.src.file, joinPath(s.src.path, "price_usd_per_mtok")) == nil:
+		// Zero would be a price nobody stated: every answer free.
+		c.at(s.src, d, "price_usd_per_mtok", "is required: the catalog does not know %q (docs/MODELS.md); state its price (0 for a self-hosted model) or name a catalog model with catalog:", s.Name)
+		pok = false
+	default:
+		m.Price, pok = c.prices(s.src, d, s.Price)
+	}
 	ok = c.deploymentFields(s, d, m) && pok && ok
 	m.Balance = BalanceWeighted
 	if s.Balance != "" {
@@ -514,23 +544,38 @@ func (c *compiler) model(s *ModelSpec, i int, p *Policy) *Model {
 		}
 	}
 	if !ok {
-		return nil
+		return nil, s
 	}
-	return m
+	return m, s
 }
 
 // prices compiles a deployment's prices; cached input costs what input
 // does unless it is priced apart.
 func (c *compiler) prices(src source, d string, s PriceSpec) (Price, bool) {
 	var out Price
-	var iok, ook, cok bool
-	out.InputPerMTok, iok = c.price(src, d, "price_usd_per_mtok.input", s.Input)
-	out.OutputPerMTok, ook = c.price(src, d, "price_usd_per_mtok.output", s.Output)
-	out.CachedInputPerMTok, cok = out.InputPerMTok, true
-	if s.CachedInput != nil {
-		out.CachedInputPerMTok, cok = c.price(src, d, "price_usd_per_mtok.cached_input", *s.CachedInput)
+	before := len(c.probs)
+	out.InputPerMTok, out.OutputPerMTok, out.CachedInputPerMTok = c.rates(src, d, "price_usd_per_mtok", s.Input, s.Output, s.CachedInput)
+	if l := s.LongContext; l != nil {
+		r := &out.Long
+		r.InputPerMTok, r.OutputPerMTok, r.CachedInputPerMTok = c.rates(src, d, "price_usd_per_mtok.long_context", l.Input, l.Output, l.CachedInput)
+		out.LongAbove = l.AboveInputTokens
+		if l.AboveInputTokens <= 0 {
+			c.at(src, d, "price_usd_per_mtok.long_context.above_input_tokens", "must be > 0: the prompt size above which the long tier applies")
+		}
 	}
-	return out, iok && ook && cok
+	return out, len(c.probs) == before
+}
+
+// rates compiles one price tier (field names its YAML path); cached
+// input costs what input does unless it is priced apart.
+func (c *compiler) rates(src source, d, field string, input, output float64, cached *float64) (in, out, cachedIn int64) {
+	in, _ = c.price(src, d, field+".input", input)
+	out, _ = c.price(src, d, field+".output", output)
+	cachedIn = in
+	if cached != nil {
+		cachedIn, _ = c.price(src, d, field+".cached_input", *cached)
+	}
+	return in, out, cachedIn
 }
 
 // deploymentFields compiles what each deployment of a model sets for
@@ -588,6 +633,9 @@ func (c *compiler) deployment(s, fs *ModelSpec, first *Model, p *Policy) *Model 
 	d := "models[" + s.Name + "#" + strconv.Itoa(len(first.Deployments)+1) + "]"
 	m := *first
 	m.Provider, m.Upstream = p.providers[s.Provider], s.Upstream
+	if e := p.Catalog[s.Name]; m.Upstream == "" && e != nil && m.Provider != nil && serves(m.Provider.Kind, e.Vendor) {
+		m.Upstream = e.Upstream
+	}
 	if m.Upstream == "" {
 		m.Upstream = s.Name
 	}
@@ -793,8 +841,8 @@ func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Rout
 	}
 	if s.AutoModel != "" {
 		r.AutoModel = s.AutoModel
-		if p.models[s.AutoModel] != nil {
-			c.at(src, d, "routing.auto_model", "%q is a real model; pick a name no model has", s.AutoModel)
+		if p.Resolve(s.AutoModel).Model != nil || p.aliases[s.AutoModel] != "" {
+			c.at(src, d, "routing.auto_model", "%q is a real model or an alias; pick a name no model has", s.AutoModel)
 		}
 	}
 	r.AllowOverride = s.AllowOverride
@@ -858,7 +906,7 @@ func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Rout
 		}
 	}
 	if sp := s.Split; sp != nil {
-		m := p.models[sp.Model]
+		m := p.Resolve(sp.Model).Model
 		if m == nil {
 			c.at(src, d, "routing.split.model", "names no model (got %q)", sp.Model)
 		}
@@ -932,11 +980,12 @@ func (c *compiler) weights(src source, d, field string, w *WeightsSpec) Weights 
 	return out
 }
 
-// models resolves a list of model names.
+// models resolves a list of model names: models of the policy, aliases
+// of one, or names a pattern serves.
 func (c *compiler) models(src source, d, field string, names []string, p *Policy) []*Model {
 	var out []*Model
 	for j, n := range names {
-		m := p.models[n]
+		m := p.Resolve(n).Model
 		if m == nil {
 			c.at(src, d, field+"["+strconv.Itoa(j)+"]", "names no model (got %q)", n)
 			continue
@@ -1118,7 +1167,7 @@ func (c *compiler) modelSet(src source, d, field string, names []string, p *Poli
 	}
 	set := make(map[string]bool, len(names))
 	for j, n := range names {
-		if p.models[n] == nil {
+		if !p.Nameable(n) {
 			c.at(src, d, field+"["+strconv.Itoa(j)+"]", "names no model (got %q)", n)
 			ok = false
 		}

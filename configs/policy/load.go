@@ -62,13 +62,15 @@ func ReadDir(dir string) ([]File, error) {
 	return files, nil
 }
 
-// Compile decodes, validates and compiles policy files.
+// Compile decodes, validates and compiles policy files, with the shipped
+// model catalog (configs/catalog) read before them.
 func Compile(files []File) (*Policy, error) {
 	var (
 		merged Spec
 		probs  Problems
 		idx    = nodeIndex{}
 	)
+	files = append([]File{catalogFile()}, files...)
 	for _, f := range files {
 		spec, ps := decodeFile(f, idx)
 		probs = append(probs, ps...)
@@ -87,6 +89,8 @@ func Compile(files []File) (*Policy, error) {
 		merged.Models = append(merged.Models, spec.Models...)
 		merged.Routes = append(merged.Routes, spec.Routes...)
 		merged.Tenants = append(merged.Tenants, spec.Tenants...)
+		merged.Catalog = append(merged.Catalog, spec.Catalog...)
+		merged.Aliases = append(merged.Aliases, spec.Aliases...)
 	}
 	if len(probs) > 0 {
 		return nil, probs
@@ -142,6 +146,12 @@ func decodeFile(f File, idx nodeIndex) (*Spec, Problems) {
 	}
 	for i := range spec.Tenants {
 		spec.Tenants[i].src = source{f.Name, "tenants[" + strconv.Itoa(i) + "]"}
+	}
+	for i := range spec.Catalog {
+		spec.Catalog[i].src = source{f.Name, "catalog[" + strconv.Itoa(i) + "]"}
+	}
+	for i := range spec.Aliases {
+		spec.Aliases[i].src = source{f.Name, "aliases[" + strconv.Itoa(i) + "]"}
 	}
 	return &spec, nil
 }

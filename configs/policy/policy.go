@@ -100,9 +100,21 @@ type Policy struct {
 	Routes  []*Route
 	Tenants []*Tenant
 
+	// Patterns are the policy's model patterns, in policy order: the
+	// first that matches a name decides.
+	Patterns []*Pattern
+	// Catalog is every catalog entry, the shipped ones and the policy's.
+	Catalog map[string]*CatalogEntry
+
 	providers map[string]*Provider
 	models    map[string]*Model
 	keys      map[[32]byte]*Key
+	// aliases maps an alias to the name it finally stands for (a model,
+	// a name a pattern admits, or AliasAuto).
+	aliases map[string]string
+	// lifecycle lists where the policy names catalog models, for the
+	// lifecycle warnings.
+	lifecycle []lifecycleUse
 }
 
 // Gateway is the compiled gateway section.
@@ -120,7 +132,21 @@ type Gateway struct {
 	// Events is nil when usage events are off.
 	Events         *Events
 	CapturePrompts bool
+	// RetiredModels is what requests for a retired model get.
+	RetiredModels Retired
 }
+
+// Retired is what a request for a model past its retired_on gets.
+type Retired string
+
+// The answers to a retired model.
+const (
+	RetiredRefuse     Retired = "refuse"
+	RetiredSubstitute Retired = "substitute"
+	RetiredServe      Retired = "serve"
+)
+
+var retiredModes = map[string]Retired{"refuse": RetiredRefuse, "substitute": RetiredSubstitute, "serve": RetiredServe}
 
 // Events is the compiled events configuration.
 type Events struct {
@@ -229,16 +255,64 @@ type Price struct {
 	InputPerMTok       int64
 	OutputPerMTok      int64
 	CachedInputPerMTok int64
+	// Long is the tier of a request whose prompt is above LongAbove
+	// tokens, every token of it; zero LongAbove means one tier.
+	LongAbove int
+	Long      Rates
+}
+
+// Rates are one tier's micro-USD per million tokens.
+type Rates struct {
+	InputPerMTok, OutputPerMTok, CachedInputPerMTok int64
+}
+
+// tier is the rates a request with this many prompt tokens is billed at.
+func (p Price) tier(promptTokens int) Rates {
+	if p.LongAbove > 0 && promptTokens > p.LongAbove {
+		return p.Long
+	}
+	return Rates{p.InputPerMTok, p.OutputPerMTok, p.CachedInputPerMTok}
 }
 
 // Micros is what a request costs at this price, in micro-USD: cached
-// prompt tokens (at most all of them) at the cached rate, rounded half up.
+// prompt tokens (at most all of them) at the cached rate, every token at
+// the long tier's rates when the prompt is above its threshold, rounded
+// half up.
 func (p Price) Micros(promptTokens, cachedTokens, completionTokens int) int64 {
+	r := p.tier(promptTokens)
 	cached := int64(min(cachedTokens, promptTokens))
 	fresh := int64(promptTokens) - cached
-	nanoish := fresh*p.InputPerMTok + cached*p.CachedInputPerMTok + int64(completionTokens)*p.OutputPerMTok
+	nanoish := fresh*r.InputPerMTok + cached*r.CachedInputPerMTok + int64(completionTokens)*r.OutputPerMTok
 	return (nanoish + 500_000) / 1_000_000
 }
+
+// Ceiling is the most a request of about promptTokens (an estimate) and
+// at most outputTokens may cost, in micro-USD rounded up, none of the
+// prompt cached. The prompt is an estimate, so a request whose estimate
+// is within a fifth of the long tier's threshold is reserved at that
+// tier: the provider's own count may cross it.
+func (p Price) Ceiling(promptTokens, outputTokens int) int64 {
+	r := p.tier(promptTokens + promptTokens/4)
+	nano := int64(promptTokens)*r.InputPerMTok + int64(outputTokens)*r.OutputPerMTok
+	return (nano + 999_999) / 1_000_000
+}
+
+// PriceSource says where the price a model is charged at comes from; the
+// ledger records it with every row.
+type PriceSource string
+
+// The price sources.
+const (
+	// PriceCatalog: the model's own price, from the catalog or its
+	// policy entry.
+	PriceCatalog PriceSource = "catalog"
+	// PricePattern: a model the catalog does not know, served through a
+	// pattern and charged at the pattern's stated worst case.
+	PricePattern PriceSource = "pattern"
+	// PriceEstimated: a model the catalog does not know, charged at the
+	// highest price of the catalog models its pattern matches.
+	PriceEstimated PriceSource = "estimated"
+)
 
 // Model is one deployment of a compiled model: the provider serving it,
 // under its upstream name, at its price, within its limits, with the
@@ -270,7 +344,38 @@ type Model struct {
 	// limits, on top of its provider's; 0 is unlimited.
 	RequestsPerMinute int
 	TokensPerMinute   int
+	// PriceSource says where Price comes from.
+	PriceSource PriceSource
+	// Vendor is who makes the model (the catalog's vendor), "" when the
+	// catalog does not know it.
+	Vendor string
+	// ToolPrices are micro-USD per use of a tool the vendor runs, by
+	// tool (web_search); recorded, not charged yet.
+	ToolPrices map[string]int64
+	// DeprecatedOn and RetiredOn are the vendor's dates (zero: none);
+	// Successor is the model its vendor recommends instead.
+	DeprecatedOn, RetiredOn time.Time
+	Successor               string
+	// Pattern is the pattern the model is served through; nil for the
+	// policy's own models.
+	Pattern *Pattern
+	// series is what metrics and health know a model a client named
+	// through an open pattern by: the pattern, since the name is the
+	// client's and unbounded. Empty: the model's name.
+	series string
 }
+
+// Series is the name metrics and the health monitor know m by: its own,
+// or for a name only an open pattern admits, the pattern.
+func (m *Model) Series() string {
+	if m.series != "" {
+		return m.series
+	}
+	return m.Name
+}
+
+// RetiredAt reports whether m's vendor has retired it at t.
+func (m *Model) RetiredAt(t time.Time) bool { return !m.RetiredOn.IsZero() && !t.Before(m.RetiredOn) }
 
 // Balance is how a model's requests are spread over its deployments.
 type Balance string

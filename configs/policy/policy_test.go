@@ -190,6 +190,18 @@ func FuzzCompile(f *testing.F) {
 				providers[d.Provider] = true
 			}
 		}
+		for alias := range p.Aliases() {
+			if r := p.Resolve(alias); r.Alias != alias || (r.Model == nil) != r.Auto {
+				t.Fatalf("alias %q resolves to %+v", alias, r)
+			}
+		}
+		for _, pt := range p.Patterns {
+			for _, m := range pt.Known() {
+				if m.Provider != pt.Provider || m.Pattern != pt || len(m.Deployments) != 1 || m.Deployments[0] != m || m.PriceSource != policy.PriceCatalog {
+					t.Fatalf("catalog model %q of pattern %q is not served by it", m.Name, pt.Match)
+				}
+			}
+		}
 	})
 }
 

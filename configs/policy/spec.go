@@ -8,6 +8,11 @@ type Spec struct {
 	Models    []ModelSpec    `yaml:"models"`
 	Routes    []RouteSpec    `yaml:"routes"`
 	Tenants   []TenantSpec   `yaml:"tenants"`
+	// Catalog adds models to the shipped catalog (configs/catalog), or
+	// replaces its entries by name.
+	Catalog []CatalogSpec `yaml:"catalog"`
+	// Aliases are names clients send that stand for another model.
+	Aliases []AliasSpec `yaml:"aliases"`
 }
 
 // GatewaySpec holds process-wide settings.
@@ -37,6 +42,12 @@ type GatewaySpec struct {
 	Events *EventsSpec `yaml:"events"`
 	// Audit configures the audit log.
 	Audit *AuditSpec `yaml:"audit"`
+	// RetiredModels is what a request for a model its vendor has retired
+	// (the catalog's retired_on) gets: refuse (the default: an error
+	// naming the successor), substitute (served by the successor) or
+	// serve (sent as named: a provider, region or simulator that still
+	// serves it).
+	RetiredModels string `yaml:"retired_models"`
 }
 
 // GovernorSpec configures the cost governor. The daily budget is split
@@ -173,8 +184,21 @@ type SecretRef struct {
 type ModelSpec struct {
 	src source
 	// Name is what clients send as "model".
-	Name     string `yaml:"name"`
+	Name string `yaml:"name"`
+	// Match makes the entry a pattern instead ("claude-*", "openai/*"):
+	// any name it matches is sent to Provider as named, priced from the
+	// catalog when the catalog knows it, else by Unpriced.
+	Match    string `yaml:"match"`
 	Provider string `yaml:"provider"`
+	// Catalog names the catalog entry this model is (default: the entry
+	// called Name, if any); what the entry says fills every field left
+	// unset here.
+	Catalog string `yaml:"catalog"`
+	// Unpriced is what a pattern does with a name the catalog does not
+	// price: refuse (the default), worst_case (admit it at the pattern's
+	// price_usd_per_mtok) or dearest (admit it at the highest price of
+	// the catalog models the pattern matches).
+	Unpriced string `yaml:"unpriced"`
 	// Upstream is the provider's own model (or Azure deployment) name;
 	// defaults to Name.
 	Upstream string `yaml:"upstream"`
@@ -216,6 +240,19 @@ type PriceSpec struct {
 	Input       float64  `yaml:"input"`
 	Output      float64  `yaml:"output"`
 	CachedInput *float64 `yaml:"cached_input"`
+	// LongContext prices every token of a request whose prompt is above
+	// its threshold (OpenAI above 272K input tokens, Claude Haiku 5.5
+	// above 100K).
+	LongContext *LongContextSpec `yaml:"long_context"`
+}
+
+// LongContextSpec is a price tier for long prompts, USD per million
+// tokens.
+type LongContextSpec struct {
+	AboveInputTokens int      `yaml:"above_input_tokens"`
+	Input            float64  `yaml:"input"`
+	Output           float64  `yaml:"output"`
+	CachedInput      *float64 `yaml:"cached_input"`
 }
 
 // RouteSpec binds a client-facing path to an API and a filter list.

@@ -52,6 +52,19 @@ const (
 // provider's failure, or Envoy's own overflow.
 const LocalReplyHeader = "x-switchyard-envoy-reply"
 
+// LocalReplyFailureHeader carries, on the same replies, why the last
+// attempt's provider could not be reached: its transport's failure reason
+// (%UPSTREAM_TRANSPORT_FAILURE_REASON%: a refused connection, a TLS
+// error). ext_proc names it in the answer and to the health monitor; the
+// client never sees the header.
+const LocalReplyFailureHeader = "x-switchyard-envoy-failure"
+
+// LocalReplyAttemptHeader carries, on the same replies, the number of the
+// attempt the reply ends (%UPSTREAM_REQUEST_ATTEMPT_COUNT%): a retry whose
+// provider has no address never opens an upstream stream, so ext_proc
+// learns of that attempt only here.
+const LocalReplyAttemptHeader = "x-switchyard-envoy-attempt"
+
 // AnswerTimeoutHeader is the request header by which ext_proc bounds an
 // answer as a whole, every attempt included (Envoy's
 // x-envoy-upstream-rq-timeout-ms): answer_timeout for a non-streamed one,

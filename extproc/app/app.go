@@ -296,7 +296,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		if rc != nil {
 			checks = append(checks, check{name: "redis", ping: func(ctx context.Context) error { return rc.Ping(ctx).Err() }})
 		}
-		mux := opsMux(reg, func() string { return current.Load().Policy.Version }, checks, c.pprof)
+		mux := opsMux(reg, func() string { return current.Load().Policy.Version }, checks, func() []string { return unreachableLines(mon) }, c.pprof)
 		hs = &http.Server{Addr: c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -230,7 +233,7 @@ func (c *checker) check(ctx context.Context, p *policy.Provider, timeout time.Du
 	resp, err := c.client.Do(req)
 	r.Latency = time.Since(start)
 	if err != nil {
-		r.Failure, r.Error = classify(ctx, err)
+		r.Failure, r.Error = classify(ctx, p, err)
 		return r
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
@@ -259,22 +262,48 @@ func (c *checker) key(p *policy.Provider) (string, error) {
 	return "", nil
 }
 
-// classify tells a timeout from a refused connection from anything else,
-// in words that hold no URL (a URL could carry a query the operator set).
-func classify(ctx context.Context, err error) (health.Outcome, string) {
+// classify says which layer failed — the provider's name did not
+// resolve, its port refused, its TLS handshake failed — or that it timed
+// out or reset, in the words an attempt's failure uses and that hold no
+// URL (a URL could carry a query the operator set).
+func classify(ctx context.Context, p *policy.Provider, err error) (health.Outcome, string) {
+	addr := net.JoinHostPort(p.Host, strconv.Itoa(p.Port))
+	var (
+		dns     *net.DNSError
+		record  tls.RecordHeaderError
+		alert   tls.AlertError
+		verify  *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		name    x509.HostnameError
+	)
 	switch {
+	case errors.As(err, &dns):
+		return health.NoAddress, "DNS: " + p.Host + " did not resolve: " + dns.Err
+	case errors.As(err, &record), errors.As(err, &alert), errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &name),
+		// net/http words a record header error this way, as a plain error.
+		strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return health.ConnectFailure, "TLS: handshake with " + addr + " failed: " + tlsMessage(err)
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return health.Timeout, "timeout"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return health.ConnectFailure, "connection refused"
+		return health.ConnectFailure, "connect: " + addr + ": connection refused"
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return health.ConnectFailure, fmt.Sprintf("%s: %v", oe.Op, oe.Err)
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return health.ConnectFailure, fmt.Sprintf("connect: %s: %v", addr, oe.Err)
 	}
 	return health.Reset, err.Error()
+}
+
+// tlsMessage is a TLS failure without the URL its wrapping error holds.
+func tlsMessage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
 }

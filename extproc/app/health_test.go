@@ -168,8 +168,8 @@ func TestCheckerRun(t *testing.T) {
 	yaml := "gateway:\n  health: {active_checks: {interval: 50ms, timeout: 40ms}}\nproviders:\n" +
 		"  - {name: openai, kind: openai, base_url: " + sim.URL("openai") + "}\n" +
 		"  - {name: anthropic, kind: anthropic, base_url: " + sim.URL("anthropic") + "}\n" +
-		"models:\n  - {name: gpt, provider: openai, context_window: 1000, max_output_tokens: 100}\n" +
-		"  - {name: claude, provider: anthropic, context_window: 1000, max_output_tokens: 100}\n"
+		"models:\n  - {name: gpt, provider: openai, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}}\n" +
+		"  - {name: claude, provider: anthropic, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}}\n"
 	if err := writeFile(dir+"/p.yaml", yaml); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
@@ -99,7 +100,8 @@ func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAcces
 	now := s.now()
 	o := filters.Outcome{Status: int(e.GetResponse().GetResponseCode().GetValue()), Latency: now.Sub(sentOrStarted(a))}
 	if o.Status == 0 {
-		o.Cause = causeOf(lv.x, a, logFlags(c.GetResponseFlags()), now)
+		flags := logFlags(c.GetResponseFlags())
+		o.Cause, o.Failure = causeOf(lv.x, a, flags, now), unreachable(a.Target.Provider(), flags, c.GetUpstreamTransportFailureReason())
 	}
 	for k, v := range e.GetResponse().GetResponseHeaders() {
 		o.Header = append(o.Header, filters.Header{Key: k, Value: v})
@@ -139,9 +141,18 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 		return
 	}
 	now := s.now()
+	flags := hdrs.Get(contract.LocalReplyHeader)
+	if n, _ := strconv.Atoi(hdrs.Get(contract.LocalReplyAttemptHeader)); n > a.N && hasFlag(flags, []string{"UH"}) {
+		// A retry whose provider had no address opened no upstream
+		// stream: Envoy's reply is the only word of that attempt.
+		if na, ok := lv.x.NewAttempt(n, now); ok {
+			a = na
+		}
+	}
 	o := filters.Outcome{Status: status, Header: hdrs, Latency: now.Sub(sentOrStarted(a))}
-	if flags := hdrs.Get(contract.LocalReplyHeader); flags != "" {
-		o = filters.Outcome{Cause: causeOf(lv.x, a, flags, now), Latency: o.Latency}
+	if flags != "" {
+		o = filters.Outcome{Cause: causeOf(lv.x, a, flags, now), Latency: o.Latency,
+			Failure: unreachable(a.Target.Provider(), flags, hdrs.Get(contract.LocalReplyFailureHeader))}
 	}
 	s.settle(ctx, lv, a, o)
 }

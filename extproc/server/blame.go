@@ -29,9 +29,14 @@ const timeoutShare = 0.9
 
 // causeOf says whose doing an attempt that got no response headers was,
 // from the response flags Envoy gave it: its attempt-log entry's for a
-// retried attempt, its own reply's for the last one.
+// retried attempt, its own reply's for the last one. No host (UH) is the
+// provider's name resolving to no address: a provider's cluster has
+// neither health checks nor outlier ejection to empty it otherwise.
 func causeOf(x *filters.Exchange, a *filters.Attempt, flags string, now time.Time) filters.Cause {
-	if hasFlag(flags, providerFlags) {
+	switch {
+	case hasFlag(flags, []string{"UH"}):
+		return filters.CauseNoAddress
+	case hasFlag(flags, providerFlags):
 		return providerTimed(x, a, now)
 	}
 	return filters.CauseExcused
@@ -133,6 +138,7 @@ func logFlags(f *accesslogdatav3.ResponseFlags) string {
 		name string
 	}{
 		{f.GetUpstreamConnectionFailure(), "UF"},
+		{f.GetNoHealthyUpstream(), "UH"},
 		{f.GetUpstreamRemoteReset(), "UR"},
 		{f.GetUpstreamConnectionTermination(), "UC"},
 		{f.GetUpstreamRetryLimitExceeded(), "URX"},
@@ -152,7 +158,7 @@ func logFlags(f *accesslogdatav3.ResponseFlags) string {
 // settle records an attempt's outcome, unless one is known already, and
 // runs the attempt-done hooks.
 func (s *Server) settle(ctx context.Context, lv *live, a *filters.Attempt, o filters.Outcome) {
-	if o.Status == 0 {
+	if o.Status == 0 && o.Failure == "" {
 		switch o.Cause {
 		case filters.CauseTimeout:
 			o.Failure = "no first byte within the per-try timeout"

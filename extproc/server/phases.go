@@ -183,7 +183,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	}
 	set, remove := x.TakeResponseMutations()
 	set = append(set, filters.Header{Key: "x-request-id", Value: x.ID})
-	remove = append(remove, contract.LocalReplyHeader)
+	remove = append(remove, contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader)
 	c := &extprocv3.CommonResponse{}
 	resp := respHeadersResponse(c)
 	if h.GetEndOfStream() {

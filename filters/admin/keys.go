@@ -137,7 +137,7 @@ func (r *keyRequest) record(p *policy.Policy) (store.KeyRecord, error) {
 		return store.KeyRecord{}, badKey("app", "tenant %s has no app %q", t.Name, r.App)
 	}
 	for _, m := range r.Models {
-		if p.Model(m) == nil || (t.Models != nil && !t.Models[m]) {
+		if !p.Nameable(m) || (t.Models != nil && !t.Models[m]) {
 			return store.KeyRecord{}, badKey("models", "model %q is not a model of tenant %s", m, t.Name)
 		}
 	}

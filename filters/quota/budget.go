@@ -58,10 +58,10 @@ func (d demand) outputFor(m *policy.Model) int {
 
 // worst is the highest cost m may bill for the request, in micro-USD,
 // rounded up: whatever the answer, its priced usage (translate.Cost) is no
-// higher as long as the prompt estimate holds.
+// higher as long as the prompt estimate holds. A model a pattern admits
+// unpriced is reserved at the pattern's stated price like any other.
 func (d demand) worst(m *policy.Model) int64 {
-	nano := int64(d.prompt)*m.Price.InputPerMTok + int64(d.outputFor(m))*m.Price.OutputPerMTok
-	return min((nano+999_999)/1_000_000, maxAmount)
+	return min(m.Price.Ceiling(d.prompt, d.outputFor(m)), maxAmount)
 }
 
 // tokens is the estimate charged to tokens-per-minute windows: the prompt

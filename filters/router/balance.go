@@ -34,7 +34,7 @@ func (r *Router) spread(m *policy.Model, key uint64, stream bool) []*policy.Mode
 	for i, d := range m.Deployments {
 		h := 1.0
 		if r.health != nil {
-			h = r.health.Admit(d.Provider.Name, d.Name, key).Weight
+			h = r.health.Admit(d.Provider.Name, d.Series(), key).Weight
 		}
 		es[i] = entry{d: d, weight: float64(d.Weight) * h, health: h}
 	}
@@ -69,7 +69,7 @@ func (r *Router) spread(m *policy.Model, key uint64, stream bool) []*policy.Mode
 	case r.health == nil:
 	case m.Balance == policy.BalanceLeastInFlight:
 		slices.SortStableFunc(out, func(a, b *policy.Model) int {
-			return cmp.Compare(r.health.InFlight(a.Provider.Name, a.Name), r.health.InFlight(b.Provider.Name, b.Name))
+			return cmp.Compare(r.health.InFlight(a.Provider.Name, a.Series()), r.health.InFlight(b.Provider.Name, b.Series()))
 		})
 	case m.Balance == policy.BalanceHealth:
 		slices.SortStableFunc(out, func(a, b *policy.Model) int {
@@ -86,7 +86,7 @@ func (r *Router) spread(m *policy.Model, key uint64, stream bool) []*policy.Mode
 // token for a stream), or unknownLatencySeconds before it has enough
 // samples.
 func (r *Router) latency(d *policy.Model, stream bool) float64 {
-	if p95, ok := r.health.LatencyP95(d.Provider.Name, d.Name, stream); ok {
+	if p95, ok := r.health.LatencyP95(d.Provider.Name, d.Series(), stream); ok {
 		return p95.Seconds()
 	}
 	return unknownLatencySeconds
@@ -100,7 +100,7 @@ func (r *Router) latency(d *policy.Model, stream bool) float64 {
 func (r *Router) healthWeight(m *policy.Model, key uint64) float64 {
 	best := 0.0
 	for _, d := range m.Deployments {
-		best = math.Max(best, r.health.Admit(d.Provider.Name, d.Name, key).Weight)
+		best = math.Max(best, r.health.Admit(d.Provider.Name, d.Series(), key).Weight)
 	}
 	return best
 }
@@ -109,7 +109,7 @@ func (r *Router) healthWeight(m *policy.Model, key uint64) float64 {
 func (r *Router) latencyP95(m *policy.Model, stream bool) (float64, bool) {
 	best, found := 0.0, false
 	for _, d := range m.Deployments {
-		if p95, ok := r.health.LatencyP95(d.Provider.Name, d.Name, stream); ok && (!found || p95.Seconds() < best) {
+		if p95, ok := r.health.LatencyP95(d.Provider.Name, d.Series(), stream); ok && (!found || p95.Seconds() < best) {
 			best, found = p95.Seconds(), true
 		}
 	}

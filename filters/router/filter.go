@@ -105,7 +105,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		x.Plan[i] = filters.Target{Model: m}
 	}
 	x.RouteReason = d.Reason
-	x.Routing = filters.Routing{Split: d.Split, Score: d.Score}
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
 	}
@@ -131,13 +131,19 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 // so they fail over to each other.
 func (f *Filter) embeddings(x *filters.Exchange) error {
 	name := x.Embeddings.Model
-	m := x.Policy.Model(name)
+	res := x.Policy.Resolve(name)
+	m := res.Model
 	if m == nil || !m.Caps.Has(policy.CapEmbeddings) {
 		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
 			"the embedding model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	}
-	if x.Caller.Key != nil && !x.Caller.Key.Allows(name) {
+	if !policy.MayServe(x.Caller.Key, x.Caller.Tenant, m, res.Alias) {
 		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
+	}
+	if m.RetiredAt(f.router.now()) && x.Policy.Gateway.RetiredModels != policy.RetiredServe {
+		// Never substituted: another model's vectors live in another
+		// space, and the caller's index would silently mix the two.
+		return retiredError(m, x.Policy.Successor(m, func(s *policy.Model) bool { return s.RetiredAt(f.router.now()) }))
 	}
 	key := HashID(x.ID)
 	var skipped []string
@@ -146,7 +152,7 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 			break
 		}
 		if f.health != nil {
-			if a := f.health.Admit(d.Provider.Name, d.Name, key); !a.Allowed {
+			if a := f.health.Admit(d.Provider.Name, d.Series(), key); !a.Allowed {
 				skipped = append(skipped, deploymentName(d)+" ("+a.Reason+")")
 				continue
 			}
@@ -178,7 +184,7 @@ func user(x *filters.Exchange) string {
 // the request ends.
 func (f *Filter) Attempt(_ context.Context, _ *filters.Exchange, a *filters.Attempt) error {
 	if f.health != nil {
-		f.inflight.Store(a, f.health.Begin(a.Target.Provider().Name, a.Target.Model.Name))
+		f.inflight.Store(a, f.health.Begin(a.Target.Provider().Name, a.Target.Model.Series()))
 	}
 	return nil
 }
@@ -211,12 +217,13 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 	out := a.Outcome()
 	o := health.Observation{
 		Provider: a.Target.Provider().Name,
-		Model:    a.Target.Model.Name,
+		Model:    a.Target.Model.Series(),
 		Status:   out.Status,
 		Latency:  out.Latency,
 		TTFT:     ttft,
 		Quota:    health.QuotaFromHeaders(out.Header.Get),
 		Key:      HashID(x.ID),
+		Detail:   out.Failure,
 	}
 	if o.Status == 0 {
 		switch out.Cause {
@@ -225,6 +232,8 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		case filters.CauseExcused:
 			// The client left or the gateway gave up: the monitor ignores it.
 			o.Failure = health.Canceled
+		case filters.CauseNoAddress:
+			o.Failure = health.NoAddress
 		default:
 			o.Failure = health.ConnectFailure
 		}
@@ -240,19 +249,25 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.RouteReason != "" {
 		x.SetResponseHeader(filters.HeaderRouteReason, headerSafe(x.RouteReason))
 	}
+	if x.Routing.Substituted != "" {
+		x.SetResponseHeader("x-switchyard-model-substituted", x.Routing.Substituted)
+	}
 	return nil
 }
 
 // ResponseChunk implements [filters.ResponseChunkHook]: when every attempt
-// failed, the client gets one 503 that says what happened to each, in its
-// API's error envelope, unless the response cache answered instead
-// (degraded mode).
+// failed, the client gets one 503 that says what happened to each (which
+// provider, and for one that could not be reached, whether its name did
+// not resolve, its port refused or its TLS handshake failed), in its API's
+// error envelope, unless the response cache answered instead (degraded
+// mode). A single attempt that got an answer passes it through: the
+// provider's own error says more than a summary.
 func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filters.Chunk) error {
 	if x.Response.Streaming || !c.EOS || x.Cached.How != "" {
 		return nil
 	}
 	last := x.LastAttempt()
-	if last == nil || last.N < 2 || !last.Outcome().Failed() {
+	if last == nil || !last.Outcome().Failed() || (last.N < 2 && last.Outcome().Status != 0) {
 		return nil
 	}
 	seen := map[int]*filters.Attempt{}
@@ -260,6 +275,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 		seen[a.N] = a
 	}
 	parts := make([]string, last.N)
+	answered := false
 	for n := 1; n <= last.N; n++ {
 		a, ok := seen[n]
 		if !ok {
@@ -268,10 +284,16 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 			parts[n-1] = fmt.Sprintf("attempt %d %s/%s: no response (connect failure, reset or timeout)", n, m.Provider.Name, m.Name)
 			continue
 		}
-		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(a.Outcome()))
+		o := a.Outcome()
+		answered = answered || o.Status != 0
+		parts[n-1] = fmt.Sprintf("attempt %d %s/%s: %s", n, a.Target.Provider().Name, a.Target.Model.Name, describe(o))
+	}
+	lead := "every provider failed"
+	if !answered {
+		lead = "no provider could be reached"
 	}
 	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
-		"every provider failed: %s", strings.Join(parts, "; "))
+		"%s: %s", lead, strings.Join(parts, "; "))
 	x.Response.Status, c.Data = e.Status, x.ErrorBody(e)
 	return nil
 }

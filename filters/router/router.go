@@ -68,6 +68,9 @@ type Decision struct {
 	Ranked []Scored
 	// Split names the A/B arm when a traffic split applied.
 	Split string
+	// Substituted is "retired -> successor" when the model the client
+	// named was retired by its vendor and its successor serves instead.
+	Substituted string
 }
 
 // Scored is a candidate model with its strategy score.
@@ -87,6 +90,8 @@ type Router struct {
 	// auto is set on a route that asks for a strong share or a quality
 	// target instead of thresholds.
 	auto *autoTarget
+	// now dates a request against the models' retirement dates.
+	now func() time.Time
 }
 
 // autoTarget is a route's auto policy turned into shares.
@@ -129,7 +134,7 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 	if err != nil {
 		return nil, err
 	}
-	rt := &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky}
+	rt := &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky, now: time.Now}
 	if a := r.Routing.Auto; a != nil {
 		share := a.StrongShare
 		if a.QualityTarget > 0 {
@@ -195,6 +200,10 @@ type signals struct {
 	textDone  bool
 	lang      string
 	sensitive *string
+	// named is the model the client named and alias the alias it named
+	// it by, which its key's list may hold instead of the model.
+	named *policy.Model
+	alias string
 }
 
 func (s *signals) allText() string {
@@ -310,17 +319,27 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	s := newSignals(q, r.classifier, r.levels)
 	var d Decision
 	explicit := q.Chat.Model != cfg.AutoModel
-	var named *policy.Model
+	var (
+		named *policy.Model
+		res   policy.Resolution
+	)
 	if explicit {
-		named = r.pol.Model(q.Chat.Model)
+		res = r.pol.Resolve(q.Chat.Model)
+		explicit, named, s.alias = !res.Auto, res.Model, res.Alias
+	}
+	if explicit {
 		if named == nil || !named.Caps.Has(policy.CapChat) {
-			return d, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
-				"the model '%s' does not exist or you do not have access to it", q.Chat.Model).WithParam("model")
+			return d, notFound(q.Chat.Model, res.Refused)
 		}
-		if !r.allowed(q, named) {
+		if !policy.MayServe(q.Key, q.Tenant, named, s.alias) {
 			return d, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
-				"your key may not use the model '%s'", named.Name).WithParam("model")
+				"your key may not use the model '%s'", q.Chat.Model).WithParam("model")
 		}
+		var e *openai.Error
+		if named, e = r.unretired(q, named, &d); e != nil {
+			return d, e
+		}
+		s.named = named
 	}
 
 	// The rule that applies, if any; a sensitive request is always held
@@ -354,6 +373,12 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 		}
 		chain = append([]*policy.Model{named}, fb...)
 		d.Reason = "model named by the client"
+		if s.alias != "" {
+			d.Reason += " as " + s.alias
+		}
+		if d.Substituted != "" {
+			d.Reason += "; retired, substituted: " + d.Substituted
+		}
 	} else {
 		pool := r.candidates(q, s, rule, sensitiveOnly)
 		if len(pool) == 0 {
@@ -365,6 +390,9 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			d.Reason = "rule " + rule.Name
 		} else {
 			d.Reason = "strategy " + string(r.strategy(q))
+		}
+		if res.Auto {
+			d.Reason += "; alias " + res.Alias + " of auto"
 		}
 		if r.auto != nil {
 			// Every auto-routed request is scored, so the calibration
@@ -405,8 +433,56 @@ func (r *Router) sensitiveRouteNeeded(s *signals) bool {
 	return false
 }
 
-func (r *Router) allowed(q *Query, m *policy.Model) bool {
-	return policy.MayUse(q.Key, q.Tenant, m.Name)
+func (r *Router) allowed(q *Query, s *signals, m *policy.Model) bool {
+	if m == s.named {
+		return policy.MayServe(q.Key, q.Tenant, m, s.alias)
+	}
+	return policy.MayServe(q.Key, q.Tenant, m, "")
+}
+
+// notFound is the 404 of a name no model serves; a pattern that matched
+// it but serves only the catalog's models says so.
+func notFound(name string, closed *policy.Pattern) *openai.Error {
+	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+		"the model '%s' does not exist or you do not have access to it", name).WithParam("model")
+	if closed != nil {
+		e.Message += fmt.Sprintf("; %s on provider %s serves only the models the gateway's catalog prices", closed.Match, closed.Provider.Name)
+	}
+	return e
+}
+
+// unretired is the model that serves a request for m: m itself while
+// its vendor has not retired it (or the policy serves retired models as
+// named), else its successor when the policy substitutes; otherwise an
+// error naming the successor.
+func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Model, *openai.Error) {
+	now := r.now()
+	if !m.RetiredAt(now) || r.pol.Gateway.RetiredModels == policy.RetiredServe {
+		return m, nil
+	}
+	next := r.pol.Successor(m, func(s *policy.Model) bool { return s.RetiredAt(now) })
+	if next != nil && r.pol.Gateway.RetiredModels == policy.RetiredSubstitute {
+		if !policy.MayServe(q.Key, q.Tenant, next, "") {
+			return nil, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+				"the model '%s' was retired by its vendor on %s, and your key may not use its successor '%s'", m.Name, m.RetiredOn.Format(time.DateOnly), next.Name).WithParam("model")
+		}
+		d.Substituted = m.Name + " -> " + next.Name
+		return next, nil
+	}
+	return nil, retiredError(m, next)
+}
+
+// retiredError is the 404 of a retired model, naming its successor.
+func retiredError(m, next *policy.Model) *openai.Error {
+	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_retired",
+		"the model '%s' was retired by its vendor on %s", m.Name, m.RetiredOn.Format(time.DateOnly)).WithParam("model")
+	switch {
+	case next != nil:
+		e.Message += fmt.Sprintf("; use '%s' instead", next.Name)
+	case m.Successor != "":
+		e.Message += fmt.Sprintf("; its successor '%s' is not served by this gateway", m.Successor)
+	}
+	return e
 }
 
 // candidates are the models that can serve the request at all.
@@ -452,7 +528,7 @@ func (r *Router) largestContext() *policy.Model {
 // fits reports whether m can serve the request: capabilities, context
 // window, allowlists.
 func (r *Router) fits(q *Query, s *signals, m *policy.Model) bool {
-	if !m.Caps.Has(s.need) || !r.allowed(q, m) {
+	if !m.Caps.Has(s.need) || !r.allowed(q, s, m) {
 		return false
 	}
 	return s.tokens+m.OutputLimit(q.Chat.OutputCap()) <= m.ContextWindow
@@ -509,9 +585,13 @@ func bucket(user string, hash uint64) uint64 {
 // dropped.
 func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnly bool, d *Decision) {
 	seen := make(map[*policy.Model]bool, len(chain))
-	var skipped []string
+	var skipped, last []string
+	// Deployments whose provider's name resolved to no address are tried
+	// after the others: Envoy does not retry an attempt without an
+	// address, so one first would end the request.
+	var unreachable []*policy.Model
 	for _, model := range chain {
-		if seen[model] || len(d.Plan) >= r.route.Attempts {
+		if seen[model] || len(d.Plan)+len(unreachable) >= r.route.Attempts {
 			continue
 		}
 		seen[model] = true
@@ -519,11 +599,11 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 			continue
 		}
 		for _, m := range r.spread(model, q.Hash, q.Chat.Stream) {
-			if len(d.Plan) >= r.route.Attempts {
+			if len(d.Plan)+len(unreachable) >= r.route.Attempts {
 				break
 			}
 			if r.health != nil {
-				a := r.health.Admit(m.Provider.Name, m.Name, q.Hash)
+				a := r.health.Admit(m.Provider.Name, m.Series(), q.Hash)
 				if !a.Allowed {
 					skipped = append(skipped, deploymentName(m)+" ("+a.Reason+")")
 					continue
@@ -535,12 +615,21 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 					d.Reason += "; probing " + m.Provider.Name
 					continue
 				}
+				if a.NoAddress != "" {
+					unreachable = append(unreachable, m)
+					last = append(last, deploymentName(m)+" ("+a.NoAddress+")")
+					continue
+				}
 			}
 			d.Plan = append(d.Plan, m)
 		}
 	}
+	d.Plan = append(d.Plan, unreachable...)
 	if len(skipped) > 0 {
 		d.Reason += "; skipped " + strings.Join(skipped, ", ")
+	}
+	if len(last) > 0 {
+		d.Reason += "; no address, tried last: " + strings.Join(last, ", ")
 	}
 }
 

@@ -78,10 +78,11 @@ func userMsg(model, text string) string {
 // fakeHealth reports per-provider admissions, latencies and attempts
 // under way.
 type fakeHealth struct {
-	down     map[string]string // provider → reason
-	weight   map[string]float64
-	latency  map[string]time.Duration
-	inflight map[string]int64
+	down      map[string]string // provider → reason
+	weight    map[string]float64
+	latency   map[string]time.Duration
+	inflight  map[string]int64
+	noAddress map[string]string // provider → why its name resolved to no address
 }
 
 func (f fakeHealth) Admit(provider, _ string, _ uint64) health.Admission {
@@ -91,7 +92,7 @@ func (f fakeHealth) Admit(provider, _ string, _ uint64) health.Admission {
 	if w, ok := f.weight[provider]; ok {
 		return health.Admission{Allowed: true, Weight: w, Reason: "degraded"}
 	}
-	return health.Admission{Allowed: true, Weight: 1}
+	return health.Admission{Allowed: true, Weight: 1, NoAddress: f.noAddress[provider]}
 }
 func (fakeHealth) Observe(health.Observation) {}
 func (f fakeHealth) LatencyP95(provider, _ string, _ bool) (time.Duration, bool) {

@@ -3,6 +3,7 @@ package translate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -38,18 +39,24 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
+	var errs []error // every provider's, so an operator fixes them in one go
 	for _, p := range deps.Policy.Providers {
 		if translators[p.Kind] == nil {
-			return nil, fmt.Errorf("provider %s: kind %s has no translator yet", p.Name, p.Kind)
+			errs = append(errs, fmt.Errorf("provider %s: kind %s has no translator yet", p.Name, p.Kind))
+			continue
 		}
 		if deps.Secrets == nil {
 			continue
 		}
 		pool, err := newKeyPool(p, deps.Secrets, restingKeys, time.Now)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		f.pools[p.Name] = pool
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return f, nil
 }

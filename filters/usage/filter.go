@@ -151,11 +151,11 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	}
 	r.Attempts = x.AttemptCount()
 	if a := x.LastAttempt(); a != nil {
-		r.ServedModel, r.Provider = a.Target.Model.Name, a.Target.Provider().Name
+		r.ServedModel, r.Provider, r.PriceSource = a.Target.Model.Name, a.Target.Provider().Name, string(a.Target.Model.PriceSource)
 	}
 	if x.Cached.How != "" {
 		// The answer came from the response cache, at no provider cost.
-		r.ServedModel, r.Provider, r.SavedMicros = x.Cached.Model, CacheProvider, x.Cached.SavedMicros
+		r.ServedModel, r.Provider, r.SavedMicros, r.PriceSource = x.Cached.Model, CacheProvider, x.Cached.SavedMicros, ""
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	if m := strongest(x); m != nil {

@@ -105,6 +105,7 @@ func TestRecordOf(t *testing.T) {
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
+				r.PriceSource = "catalog"
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros, r.CacheHit = 10, 20, 4, 225, true
 				r.TimeToFirstToken = 400 * time.Millisecond
 			},
@@ -131,6 +132,7 @@ func TestRecordOf(t *testing.T) {
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Attempts, r.Status = "gpt", "oa", 3, 200
+				r.PriceSource = "catalog"
 				r.FallbackReasons = []string{"oa/gpt: 503", "an/claude: no response"}
 			},
 		},
@@ -144,6 +146,7 @@ func TestRecordOf(t *testing.T) {
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Attempts, r.Status = "claude", "an", 2, 503
+				r.PriceSource = "catalog"
 				r.ErrorType = openai.TypeServiceUnavailable
 				r.FallbackReasons = []string{"oa/gpt: 429", "an/claude: no response"}
 			},
@@ -170,6 +173,7 @@ func TestRecordOf(t *testing.T) {
 			cause: filters.ErrClientGone,
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Stream, r.Attempts = "gpt", "oa", true, 1
+				r.PriceSource = "catalog"
 				r.Status, r.ErrorType = StatusClientClosed, ErrorClientDisconnected
 				r.InputTokens, r.OutputTokens, r.CostMicros, r.UsageEstimated = 8, 1, 30, true
 				r.TimeToFirstToken = time.Second
@@ -184,6 +188,7 @@ func TestRecordOf(t *testing.T) {
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
+				r.PriceSource = "catalog"
 				r.ErrorType = openai.TypeUpstream
 			},
 		},

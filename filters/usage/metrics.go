@@ -146,14 +146,14 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 }
 
 func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
-	model := metricModel(x.Policy, r)
+	model := metricModel(x, r)
 	for _, f := range failures(x) {
 		if f.n < r.Attempts {
 			reason := f.reason
 			if reason == noResponse {
 				reason = "no_response"
 			}
-			m.fallbacks.WithLabelValues(f.target.Provider().Name, f.target.Model.Name, reason).Inc()
+			m.fallbacks.WithLabelValues(f.target.Provider().Name, f.target.Model.Series(), reason).Inc()
 		}
 	}
 	if x.RouteReason != "" {
@@ -166,9 +166,9 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 	k := seriesKey{tenant: r.Tenant, app: r.App, model: model, provider: r.Provider, status: r.Status}
 	// No model API reached (op ""): nothing GenAI to tell.
 	if k.op = operation(x); k.op != "" {
-		k.errorType, k.genAIProvider, k.served = r.ErrorType, providerName(x), r.ServedModel
-		if x.Policy != nil && x.Policy.Model(r.RequestedModel) != nil {
-			k.requested = r.RequestedModel
+		k.errorType, k.genAIProvider, k.requested = r.ErrorType, providerName(x), labelOf(x.Policy, r.RequestedModel)
+		if r.ServedModel != "" {
+			k.served = model
 		}
 		k.ttft, k.usage = r.TimeToFirstToken > 0 && r.ErrorType == "", x.Usage.Known
 	}
@@ -204,13 +204,27 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 
 // metricModel is the model a record counts under in metrics: the one that
 // served it, else the one requested if the policy knows it. A name only
-// the client made up is never a label value.
-func metricModel(p *policy.Policy, r *ledger.Record) string {
-	if r.ServedModel != "" {
-		return r.ServedModel
+// the client made up is never a label value: a model an open pattern
+// served counts under the pattern ([policy.Model.Series]).
+func metricModel(x *filters.Exchange, r *ledger.Record) string {
+	if a := x.LastAttempt(); a != nil && x.Cached.How == "" {
+		return a.Target.Model.Series()
 	}
-	if p != nil && p.Model(r.RequestedModel) != nil {
-		return r.RequestedModel
+	return labelOf(x.Policy, r.Model())
+}
+
+// labelOf is what a model name a client sent may be as a label: an alias
+// or the policy's name of the model it stands for, "" for a name the
+// policy does not know.
+func labelOf(p *policy.Policy, name string) string {
+	if p == nil {
+		return ""
+	}
+	switch res := p.Resolve(name); {
+	case res.Alias != "":
+		return name
+	case res.Model != nil:
+		return res.Model.Series()
 	}
 	return ""
 }

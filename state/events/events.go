@@ -60,6 +60,9 @@ type Usage struct {
 	OutputTokens int64     `json:"output_tokens"`
 	CachedTokens int64     `json:"cached_tokens"`
 	CostMicros   int64     `json:"cost_micros"`
+	// PriceSource is where CostMicros's price comes from: catalog,
+	// pattern or estimated.
+	PriceSource string `json:"price_source,omitempty"`
 	// SavedMicros is what a response cache hit saved (provider "cache").
 	SavedMicros int64   `json:"saved_micros,omitempty"`
 	LatencyMS   float64 `json:"latency_ms"`
@@ -73,7 +76,7 @@ func Of(r *ledger.Record) Usage {
 		Type: Type, RequestID: r.RequestID, Time: r.Time.UTC(), Tenant: r.Tenant, App: r.App, KeyName: r.KeyName,
 		Route: r.Route, Model: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider, Stream: r.Stream,
 		Attempts: r.Attempts, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-		CostMicros: r.CostMicros, SavedMicros: r.SavedMicros, LatencyMS: float64(r.Latency.Microseconds()) / 1000, Status: r.Status, ErrorType: r.ErrorType,
+		CostMicros: r.CostMicros, PriceSource: r.PriceSource, SavedMicros: r.SavedMicros, LatencyMS: float64(r.Latency.Microseconds()) / 1000, Status: r.Status, ErrorType: r.ErrorType,
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 
 func record(id string) ledger.Record {
 	return ledger.Record{RequestID: id, Time: time.Unix(1700000000, 0), Tenant: "acme", App: "chat", KeyName: "k1",
-		RequestedModel: "gpt-4o-mini", Provider: "openai", InputTokens: 10, OutputTokens: 5, CostMicros: 42, Status: 200, Attempts: 2,
+		RequestedModel: "gpt-4o-mini", Provider: "openai", InputTokens: 10, OutputTokens: 5, CostMicros: 42, PriceSource: "catalog", Status: 200, Attempts: 2,
 		Latency: 1500 * time.Microsecond}
 }
 
@@ -58,7 +58,7 @@ func TestStreamOncePerID(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := events.Usage{Type: events.Type, RequestID: "a", Time: time.Unix(1700000000, 0).UTC(), Tenant: "acme", App: "chat", KeyName: "k1",
-		Model: "gpt-4o-mini", Provider: "openai", Attempts: 2, InputTokens: 10, OutputTokens: 5, CostMicros: 42, LatencyMS: 1.5, Status: 200}
+		Model: "gpt-4o-mini", Provider: "openai", Attempts: 2, InputTokens: 10, OutputTokens: 5, CostMicros: 42, PriceSource: "catalog", LatencyMS: 1.5, Status: 200}
 	if e != want {
 		t.Errorf("event\n got %+v\nwant %+v", e, want)
 	}

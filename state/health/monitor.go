@@ -48,6 +48,9 @@ type provider struct {
 	lastTraffic time.Time   // the last attempt observed
 	lastSuccess time.Time   // the last attempt or check that succeeded
 	lastCheck   CheckStatus // the last active check
+	// unreachable is set while the provider's last attempt or check could
+	// not reach it at all (its name, its port, its TLS), until one does.
+	unreachable *Unreachable
 }
 
 type model struct {
@@ -178,6 +181,7 @@ func (m *Monitor) Observe(o Observation) {
 	if !failed {
 		p.lastSuccess = now
 	}
+	p.reached(failed, o.Status, o.Failure, o.Detail, now)
 
 	age := m.age(now)
 	p.window.add(age, failed, o.Latency, o.TTFT, -1) // quotas are per model
@@ -217,6 +221,11 @@ type Admission struct {
 	// whether the breaker closes. Try a probe target first; a slot whose
 	// request goes elsewhere comes back after Breaker.ProbeTimeout.
 	Probe bool
+	// NoAddress is, for an allowed target, why its provider's name
+	// resolved to no address at its last attempt or check; "" when it did
+	// resolve. Envoy tries no other provider after an attempt without an
+	// address, so the router tries such a target after the others.
+	NoAddress string
 }
 
 // Admit says whether the model may serve the request with key, a
@@ -233,6 +242,9 @@ func (m *Monitor) Admit(provider, model string, key uint64) Admission {
 	m.evalProvider(p, now)
 	m.evalModel(p, md, now)
 	a := m.admit(p, md, key, now)
+	if u := p.unreachable; u != nil && u.NoAddress && a.Allowed {
+		a.NoAddress = u.Reason
+	}
 	m.unlock()
 	return a
 }

@@ -17,6 +17,10 @@ const (
 	// Canceled means the client went away first. It says nothing about the
 	// provider, so the monitor ignores the observation.
 	Canceled
+	// NoAddress means the provider's name resolved to no address: the
+	// provider could not be reached, and Envoy tries no other provider
+	// after such an attempt.
+	NoAddress
 )
 
 // Observation is the outcome of one attempt on one model.
@@ -39,6 +43,10 @@ type Observation struct {
 	// that a probe's result settles its own half-open slot; when no slot has
 	// this key, the oldest slot is settled.
 	Key uint64
+	// Detail says, when no response arrived because the provider could
+	// not be reached, what failed ("DNS: api.openai.com resolved to no
+	// address", "connect: ...", "TLS: ..."); "" otherwise.
+	Detail string
 }
 
 // Failed reports whether the attempt counts as an error of the provider:
@@ -47,7 +55,7 @@ type Observation struct {
 // successes.
 func (o Observation) Failed() bool {
 	switch o.Failure {
-	case ConnectFailure, Reset, Timeout:
+	case ConnectFailure, NoAddress, Reset, Timeout:
 		return true
 	case Canceled:
 		return false

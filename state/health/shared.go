@@ -138,6 +138,7 @@ func (m *Monitor) Check(r CheckResult) {
 	if !failed {
 		p.lastSuccess = now
 	}
+	p.reached(failed, r.Status, r.Failure, r.Error, now)
 	// A check holds its own probe slot, under a key no request hashes to
 	// twice in a row: the check's time.
 	key := uint64(now.UnixNano())

@@ -23,8 +23,12 @@ type ProviderStatus struct {
 	Stats Stats `json:"stats"`
 	// LastSuccess is when an attempt or an active check last succeeded;
 	// LastCheck is the last active check, nil before the first.
-	LastSuccess time.Time     `json:"last_success,omitzero"`
-	LastCheck   *CheckStatus  `json:"last_check,omitempty"`
+	LastSuccess time.Time    `json:"last_success,omitzero"`
+	LastCheck   *CheckStatus `json:"last_check,omitempty"`
+	// Unreachable is set while the gateway cannot reach the provider at
+	// all: its last attempt or check failed below HTTP (DNS, connect,
+	// TLS) and none has succeeded since.
+	Unreachable *Unreachable  `json:"unreachable,omitempty"`
 	Models      []ModelStatus `json:"models"`
 }
 
@@ -71,6 +75,10 @@ func (m *Monitor) Snapshot() []ProviderStatus {
 		if !p.lastCheck.At.IsZero() {
 			c := p.lastCheck
 			ps.LastCheck = &c
+		}
+		if u := p.unreachable; u != nil {
+			c := *u
+			ps.Unreachable = &c
 		}
 		for _, md := range p.models {
 			ps.Models = append(ps.Models, ModelStatus{

@@ -36,10 +36,11 @@ func genRecords(n int, seed uint64) []Record {
 			CachedTokens: int64(rng.IntN(500)), CostMicros: int64(rng.IntN(90_000)),
 			Latency:          time.Duration(rng.IntN(5_000_000_000)),
 			TimeToFirstToken: time.Duration(rng.IntN(900_000_000)),
+			PriceSource:      []string{"catalog", "pattern", "estimated"}[rng.IntN(3)],
 		}
 		switch rng.IntN(10) {
 		case 0: // refused before any attempt
-			r.ServedModel, r.Provider, r.Attempts = "", "", 0
+			r.ServedModel, r.Provider, r.Attempts, r.PriceSource = "", "", 0, ""
 			r.Status, r.ErrorType = 429, "rate_limit_exceeded"
 			r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros, r.TimeToFirstToken = 0, 0, 0, 0, 0
 		case 1: // every attempt failed

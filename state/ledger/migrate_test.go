@@ -154,7 +154,9 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		rs := genRecords(50, 6)
 		insertAtVersion1(t, old, rs)
 		for i := range rs {
-			rs[i].SavedMicros = 0 // version 1 has no saved_micro_usd: its rows read back saving nothing
+			// Version 1 has neither saved_micro_usd nor price_source: its
+			// rows read back saving nothing, priced from nowhere said.
+			rs[i].SavedMicros, rs[i].PriceSource = 0, ""
 		}
 		if got := indexes(t, e, raw); len(got) != 0 {
 			t.Fatalf("indexes at version 1: got %v, want none", got)
@@ -179,8 +181,8 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Errorf("totals after the upgrade (-want +got):\n%s", d)
 		}
 		for r, err := range db.Records(t.Context(), Filter{}) {
-			if err != nil || r.UsageEstimated {
-				t.Fatalf("a row written at version 1 reads back with usage_estimated %v, %v; want false", r.UsageEstimated, err)
+			if err != nil || r.UsageEstimated || r.PriceSource != "" {
+				t.Fatalf("a row written at version 1 reads back with usage_estimated %v, price_source %q, %v; want false and empty", r.UsageEstimated, r.PriceSource, err)
 			}
 		}
 	})

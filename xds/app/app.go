@@ -73,6 +73,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New("policy refused")
 		}
 		fmt.Fprintf(stdout, "policy %s is valid (version %s)\n", c.configDir, p.Version)
+		for _, w := range p.Warnings(time.Now()) {
+			fmt.Fprintf(stdout, "warning: %v\n", w)
+		}
 		return nil
 	}
 	trail, trailFile, terr := audit.Open(c.auditLog, stderr, "xds")
@@ -93,6 +96,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("building the first snapshot: %w", err)
 	}
 	loads.Applied(ctx, p.Version)
+	warn(ctx, log, p)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -124,6 +128,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			loads.Applied(ctx, np.Version)
+			warn(ctx, log, np)
 			return nil
 		}, func(err error) { loads.Refused(ctx, err) })
 	}()
@@ -141,6 +146,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func load(dir string) (*policy.Policy, error) {
 	return policy.Load(dir)
+}
+
+// warn logs what an applied policy holds that its operator should
+// change: models their vendors deprecated or retired.
+func warn(ctx context.Context, log *slog.Logger, p *policy.Policy) {
+	for _, w := range p.Warnings(time.Now()) {
+		log.WarnContext(ctx, "policy warning", slog.String("version", p.Version), slog.String("warning", w.Error()))
+	}
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {

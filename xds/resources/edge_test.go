@@ -140,7 +140,7 @@ func TestAnthropicRepliesFollowExtProcsMark(t *testing.T) {
 	t.Parallel()
 	p := load(t, `
 providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]
-models: [{name: m, provider: sim, context_window: 1000, max_output_tokens: 100}]
+models: [{name: m, provider: sim, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}}]
 routes: [{name: messages, path: /v1/messages, api: messages}]
 `)
 	hcm := &hcmv3.HttpConnectionManager{}

@@ -413,6 +413,12 @@ func replyMapper(filter *accesslogv3.AccessLogFilter, body map[string]any, retry
 			// provider's failure, or Envoy's own overflow).
 			Header:       &corev3.HeaderValue{Key: contract.LocalReplyHeader, Value: "%RESPONSE_FLAGS%"},
 			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}, {
+			Header:       &corev3.HeaderValue{Key: contract.LocalReplyFailureHeader, Value: "%UPSTREAM_TRANSPORT_FAILURE_REASON%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}, {
+			Header:       &corev3.HeaderValue{Key: contract.LocalReplyAttemptHeader, Value: "%UPSTREAM_REQUEST_ATTEMPT_COUNT%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		}},
 	}
 	if retryAfter != "" {

@@ -1,0 +1,200 @@
+package policy_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
+)
+
+// compile compiles one policy file, failing the test on a problem.
+func compile(t *testing.T, yaml string) *policy.Policy {
+	t.Helper()
+	p, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(yaml)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const providers = `
+providers:
+  - {name: openai, kind: openai, base_url: "https://api.openai.com"}
+  - {name: anthropic, kind: anthropic, base_url: "https://api.anthropic.com"}
+  - {name: azure, kind: azure_openai, base_url: "https://r.openai.azure.com", api_version: "2024-10-21"}
+  - {name: vllm, kind: openai_compatible, dialect: vllm, base_url: "http://127.0.0.1:8000"}
+`
+
+func TestCatalogFillsModels(t *testing.T) {
+	t.Parallel()
+	p := compile(t, providers+`
+models:
+  - {name: claude-opus-5-5, provider: anthropic}
+  - {name: gpt-6.2-sol, provider: openai, quality: 0.5, price_usd_per_mtok: {input: 1, output: 2}}
+  - {name: gpt-6.2-sol, provider: azure, upstream: my-deployment}
+  - {name: house-default, provider: anthropic, catalog: claude-haiku-5-5}
+  - {name: gpt-4o, provider: vllm}
+catalog:
+  - {name: in-house, vendor: acme, context_window: 4096, max_output_tokens: 1024, price_usd_per_mtok: {input: 0, output: 0}}
+  - {name: gpt-4o, vendor: openai, context_window: 64000, max_output_tokens: 1000, price_usd_per_mtok: {input: 9, output: 9}}
+`)
+	tests := []struct {
+		name          string
+		model         *policy.Model
+		wantUpstream  string
+		wantContext   int
+		wantOutput    int
+		wantPrice     policy.Price
+		wantQuality   float64
+		wantVendor    string
+		wantWebSearch int64
+	}{
+		{
+			name: "everything from the catalog", model: p.Model("claude-opus-5-5"),
+			wantUpstream: "claude-opus-5-5", wantContext: 1_000_000, wantOutput: 128_000,
+			wantPrice:   policy.Price{InputPerMTok: 4_000_000, OutputPerMTok: 20_000_000, CachedInputPerMTok: 200_000},
+			wantQuality: 0.97, wantVendor: "anthropic", wantWebSearch: 10_000,
+		},
+		{
+			name: "the policy's price and quality win", model: p.Model("gpt-6.2-sol"),
+			wantUpstream: "gpt-6.2-sol", wantContext: 1_050_000, wantOutput: 128_000,
+			wantPrice:   policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000},
+			wantQuality: 0.5, wantVendor: "openai",
+		},
+		{
+			name: "a second deployment keeps the first's price, under its own upstream", model: p.Model("gpt-6.2-sol").Deployments[1],
+			wantUpstream: "my-deployment", wantContext: 1_050_000, wantOutput: 128_000,
+			wantPrice:   policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000},
+			wantQuality: 0.5, wantVendor: "openai",
+		},
+		{
+			name: "a model named after a catalog entry with catalog:", model: p.Model("house-default"),
+			wantUpstream: "claude-haiku-5-5", wantContext: 1_000_000, wantOutput: 128_000,
+			wantPrice: policy.Price{InputPerMTok: 100_000, OutputPerMTok: 500_000, CachedInputPerMTok: 10_000,
+				LongAbove: 100_000, Long: policy.Rates{InputPerMTok: 500_000, OutputPerMTok: 2_500_000, CachedInputPerMTok: 50_000}},
+			wantQuality: 0.78, wantVendor: "anthropic", wantWebSearch: 10_000,
+		},
+		{
+			name: "a policy's catalog entry replaces the shipped one", model: p.Model("gpt-4o"),
+			wantUpstream: "gpt-4o", wantContext: 64_000, wantOutput: 1000,
+			wantPrice:   policy.Price{InputPerMTok: 9_000_000, OutputPerMTok: 9_000_000, CachedInputPerMTok: 9_000_000},
+			wantQuality: 0.5, wantVendor: "openai",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.model
+			if m == nil {
+				t.Fatal("model missing")
+			}
+			if m.Upstream != tt.wantUpstream || m.ContextWindow != tt.wantContext || m.MaxOutputTokens != tt.wantOutput {
+				t.Errorf("upstream %q, context %d, output %d; want %q, %d, %d", m.Upstream, m.ContextWindow, m.MaxOutputTokens, tt.wantUpstream, tt.wantContext, tt.wantOutput)
+			}
+			if m.Price != tt.wantPrice || m.PriceSource != policy.PriceCatalog {
+				t.Errorf("price %+v (%s), want %+v (catalog)", m.Price, m.PriceSource, tt.wantPrice)
+			}
+			if m.Quality != tt.wantQuality || m.Vendor != tt.wantVendor || m.ToolPrices["web_search"] != tt.wantWebSearch {
+				t.Errorf("quality %v, vendor %q, web search %d; want %v, %q, %d", m.Quality, m.Vendor, m.ToolPrices["web_search"], tt.wantQuality, tt.wantVendor, tt.wantWebSearch)
+			}
+		})
+	}
+	if e := p.Catalog["in-house"]; e == nil || e.Vendor != "acme" {
+		t.Errorf("the policy's own catalog entry: %+v", e)
+	}
+}
+
+func TestPriceTiers(t *testing.T) {
+	t.Parallel()
+	p := policy.Price{InputPerMTok: 2_000_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 100_000,
+		LongAbove: 272_000, Long: policy.Rates{InputPerMTok: 4_000_000, OutputPerMTok: 15_000_000, CachedInputPerMTok: 200_000}}
+	tests := []struct {
+		name                   string
+		prompt, cached, output int
+		wantMicros             int64
+	}{
+		{name: "short prompt", prompt: 100_000, cached: 50_000, output: 1000, wantMicros: 100_000 + 5000 + 10_000},
+		{name: "at the threshold: still short", prompt: 272_000, output: 0, wantMicros: 544_000},
+		{name: "above: every token at the long rates", prompt: 300_000, cached: 100_000, output: 1000, wantMicros: 800_000 + 20_000 + 15_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Micros(tt.prompt, tt.cached, tt.output); got != tt.wantMicros {
+				t.Errorf("Micros = %d, want %d", got, tt.wantMicros)
+			}
+		})
+	}
+	// The ceiling reserves the long tier for an estimate within a fifth of
+	// the threshold, since the provider's count may cross it.
+	if got, want := p.Ceiling(250_000, 1000), int64(1_000_000+15_000); got != want {
+		t.Errorf("Ceiling near the threshold = %d, want %d (the long tier)", got, want)
+	}
+	if got, want := p.Ceiling(100_000, 1000), int64(200_000+10_000); got != want {
+		t.Errorf("Ceiling well below = %d, want %d", got, want)
+	}
+}
+
+// TestShippedCatalog: every model of the shipped catalog is cited in
+// docs/MODELS.md, where its figures are dated.
+func TestShippedCatalog(t *testing.T) {
+	t.Parallel()
+	p := compile(t, "")
+	doc, err := os.ReadFile("../../docs/MODELS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Catalog) < 15 {
+		t.Fatalf("the catalog has %d models", len(p.Catalog))
+	}
+	for name, e := range p.Catalog {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/MODELS.md does not cite %s", name)
+		}
+		if !strings.HasPrefix(e.Source, "https://") {
+			t.Errorf("%s: source %q is not a page", name, e.Source)
+		}
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	yaml := providers + `
+catalog:
+  - {name: old-model, vendor: openai, context_window: 1000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}, deprecated_on: 2026-01-01, retired_on: 2026-06-01, successor: gpt-6.2-sol}
+models:
+  - {name: old-model, provider: openai}
+  - {name: gpt-6.2-sol, provider: openai}
+  - {match: "claude-*", provider: anthropic}
+aliases:
+  - {name: legacy, to: claude-3-5-sonnet}
+`
+	p := compile(t, yaml)
+	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
+	tests := []struct {
+		name string
+		now  time.Time
+		want []string
+	}{
+		{name: "before any date", now: day("2025-01-01"), want: nil},
+		{name: "deprecated", now: day("2026-02-01"), want: []string{
+			"policy.yaml:11:5: models[old-model]: old-model is deprecated since 2026-01-01 (successor: gpt-6.2-sol); its vendor retires it on 2026-06-01",
+			"policy.yaml:15:24: aliases[legacy].to: claude-3-5-sonnet was retired by its vendor on 2025-10-22 (successor: claude-sonnet-5-5); its requests are refused, naming the successor (gateway.retired_models: refuse)",
+		}},
+		{name: "retired", now: day("2026-12-05"), want: []string{
+			"policy.yaml:11:5: models[old-model]: old-model was retired by its vendor on 2026-06-01 (successor: gpt-6.2-sol); its requests are refused, naming the successor (gateway.retired_models: refuse)",
+			"policy.yaml:15:24: aliases[legacy].to: claude-3-5-sonnet was retired by its vendor on 2025-10-22 (successor: claude-sonnet-5-5); its requests are refused, naming the successor (gateway.retired_models: refuse)",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, w := range p.Warnings(tt.now) {
+				got = append(got, w.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
