@@ -91,8 +91,8 @@ models:
 		}
 		// Known to have no address, it goes after the route's fallbacks.
 		status, h, body := ask("far-dns-alone")
-		if status != http.StatusOK || h.Get("X-Provider-Used") == "offline-dns2" || !strings.Contains(h.Get("X-Route-Reason"), "no address, tried last: far-dns-alone (DNS: ") {
-			t.Errorf("%d by %s (%s): %s", status, h.Get("X-Provider-Used"), h.Get("X-Route-Reason"), body)
+		if status != http.StatusOK || h.Get("x-switchyard-provider") == "offline-dns2" || !strings.Contains(h.Get("x-switchyard-route-reason"), "no address, tried last: far-dns-alone (DNS: ") {
+			t.Errorf("%d by %s (%s): %s", status, h.Get("x-switchyard-provider"), h.Get("x-switchyard-route-reason"), body)
 		}
 	})
 
