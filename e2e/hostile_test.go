@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/providersim"
 )
 
@@ -82,5 +83,33 @@ func TestAdminGuessesAreThrottled(t *testing.T) {
 	}
 	if resp, b := withKey(t, s, http.MethodGet, "/admin/providers", adminKey, ""); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("retry-after") == "" {
 		t.Errorf("the right key from the same address: %d %s; want 429 with retry-after until the minute ends", resp.StatusCode, b)
+	}
+}
+
+// TestWebSearchesAreCharged: a web search OpenAI runs for a Responses
+// answer is billed per use: the ledger row charges it at the model's price
+// per search (gpt-4o-mini has none in the catalog: the stated worst case,
+// $35 per 1,000), on top of the tokens, and OpenAI was told the most
+// searches the reservation covered.
+func TestWebSearchesAreCharged(t *testing.T) {
+	t.Parallel()
+	body := `{"model":"gpt-4o-mini","input":"[[web_search]] what is new?","tools":[{"type":"web_search"}]}`
+	resp, b := withKey(t, shared, http.MethodPost, "/v1/responses", demoKey, body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"web_search_call"`) {
+		t.Fatalf("%d %s; want an answer that searched", resp.StatusCode, b)
+	}
+	rec := awaitRecord(t, shared, resp.Header.Get("x-request-id"))
+	pol, err := policy.Load(shared.PolicyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := pol.Model("gpt-4o-mini").Price.Micros(int(rec.InputTokens), int(rec.CachedTokens), int(rec.OutputTokens))
+	if rec.CostMicros != tokens+35_000 {
+		t.Errorf("cost %d µUSD; want the tokens' %d and one search's 35000", rec.CostMicros, tokens)
+	}
+	if !slices.ContainsFunc(recentBodies(t, "openai"), func(b string) bool {
+		return strings.Contains(b, "what is new?") && strings.Contains(b, `"max_tool_calls":10`)
+	}) {
+		t.Error("OpenAI was not told the searches the reservation covers (max_tool_calls)")
 	}
 }

@@ -295,7 +295,7 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 				if m == nil {
 					t.Fatalf("served by an unknown model %q", a.header.Get("x-switchyard-model"))
 				}
-				billed += translate.Cost(m.Price, a.usage())
+				billed += translate.Cost(m, a.usage())
 				servedIDs = append(servedIDs, a.header.Get("X-Request-Id"))
 			case a.status == http.StatusTooManyRequests && a.code() == "insufficient_quota":
 				refused++
@@ -352,7 +352,7 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 		if a.status != http.StatusOK {
 			t.Fatalf("roomy: %d %s", a.status, a.body)
 		}
-		billed += translate.Cost(pol.Model(a.header.Get("x-switchyard-model")).Price, a.usage())
+		billed += translate.Cost(pol.Model(a.header.Get("x-switchyard-model")), a.usage())
 	}
 	if b = settled(); b.Reserved != 0 || b.Spent != billed {
 		t.Errorf("roomy: spent %d reserved %d once its leases are retired; want %d billed and 0", b.Spent, b.Reserved, billed)

@@ -505,11 +505,12 @@ func TestCodexDefaultsEveryKind(t *testing.T) {
 			}
 			bodies := recentBodies(t, k.provider)
 			if k.provider == "openai" {
-				// Codex sends no max_output_tokens: the gateway writes the
-				// model's default cap, which it reserved the budget for.
-				want := strings.TrimSuffix(codex.Body, "}") + `,"max_output_tokens":4096}`
+				// Codex sends no max_output_tokens and offers web search
+				// with no max_tool_calls: the gateway writes the model's
+				// default cap and the searches it reserved the budget for.
+				want := strings.TrimSuffix(codex.Body, "}") + `,"max_output_tokens":4096,"max_tool_calls":10}`
 				if !slices.ContainsFunc(bodies, func(b string) bool { return b == want }) {
-					t.Error("OpenAI did not get Codex's body as it was sent, but for the output cap")
+					t.Error("OpenAI did not get Codex's body as it was sent, but for the output cap and the search bound")
 				}
 			} else if slices.ContainsFunc(bodies, func(b string) bool { return strings.Contains(b, "external_web_access") }) ||
 				!slices.ContainsFunc(bodies, func(b string) bool { return strings.Contains(b, `"close_agent"`) }) {

@@ -228,7 +228,10 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	CachedTokens     int
-	CostMicros       int64
+	// WebSearches are the searches the provider ran for the answer, each
+	// billed apart from tokens.
+	WebSearches int
+	CostMicros  int64
 	// Estimated is set when the provider's own count never arrived (a
 	// stream cut short) and the gateway counted instead.
 	Estimated bool

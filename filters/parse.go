@@ -41,6 +41,7 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Chat = responses.ToChat(req)
+		x.Chat.PricedToolUses = apiresponses.PricedToolUses(req)
 	case policy.APIEmbeddings:
 		req, err := openai.ParseEmbeddingsRequest(x.Body)
 		if err != nil {

@@ -11,10 +11,12 @@ import (
 // Request is a POST /v1/responses body. Pointer fields are optional; nil
 // means the client did not send them.
 type Request struct {
-	Model             string            `json:"model"`
-	Input             Input             `json:"input"`
-	Instructions      *string           `json:"instructions,omitempty"`
-	MaxOutputTokens   *int              `json:"max_output_tokens,omitempty"`
+	Model           string  `json:"model"`
+	Input           Input   `json:"input"`
+	Instructions    *string `json:"instructions,omitempty"`
+	MaxOutputTokens *int    `json:"max_output_tokens,omitempty"`
+	// MaxToolCalls bounds the hosted tools' calls of one answer.
+	MaxToolCalls      *int              `json:"max_tool_calls,omitempty"`
 	Temperature       *float64          `json:"temperature,omitempty"`
 	TopP              *float64          `json:"top_p,omitempty"`
 	Stream            bool              `json:"stream,omitempty"`

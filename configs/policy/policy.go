@@ -297,6 +297,21 @@ func (p Price) Ceiling(promptTokens, outputTokens int) int64 {
 	return (nano + 999_999) / 1_000_000
 }
 
+// unknownToolUseMicros is what one use of a server tool costs on a model
+// whose vendor's price for it the catalog does not know: a stated worst
+// case above every per-use price the catalog lists ($35 per 1,000), so
+// that no use goes uncharged.
+const unknownToolUseMicros = 35_000
+
+// ToolUseMicros is what one use of a tool the vendor runs (web_search)
+// costs on m, in micro-USD.
+func (m *Model) ToolUseMicros(tool string) int64 {
+	if p, ok := m.ToolPrices[tool]; ok {
+		return p
+	}
+	return unknownToolUseMicros
+}
+
 // PriceSource says where the price a model is charged at comes from; the
 // ledger records it with every row.
 type PriceSource string
@@ -350,7 +365,7 @@ type Model struct {
 	// catalog does not know it.
 	Vendor string
 	// ToolPrices are micro-USD per use of a tool the vendor runs, by
-	// tool (web_search); recorded, not charged yet.
+	// tool (web_search); see ToolUseMicros.
 	ToolPrices map[string]int64
 	// DeprecatedOn and RetiredOn are the vendor's dates (zero: none);
 	// Successor is the model its vendor recommends instead.

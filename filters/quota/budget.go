@@ -25,6 +25,13 @@ type demand struct {
 	// the output cap and each billed.
 	choices int
 	chat    bool
+	// searches is the most web searches the answer may run, each billed
+	// per use (Anthropic's max_uses, the Responses route's max_tool_calls),
+	// when a provider of searchKind serves it: the client's own protocol,
+	// the one a search tool passes through on (a translation leaves it
+	// out).
+	searches   int
+	searchKind policy.Kind
 }
 
 func demandOf(x *filters.Exchange) demand {
@@ -34,7 +41,8 @@ func demandOf(x *filters.Exchange) demand {
 		// costs a request of the caller's rate limits, and no budget.
 		return demand{}
 	case x.Chat != nil:
-		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true}
+		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true,
+			searches: x.Chat.PricedToolUses, searchKind: searchKinds[x.Route.API]}
 	case x.Embeddings != nil:
 		n := 0
 		for _, s := range x.Embeddings.Input.Texts {
@@ -61,8 +69,16 @@ func (d demand) outputFor(m *policy.Model) int {
 // higher as long as the prompt estimate holds. A model a pattern admits
 // unpriced is reserved at the pattern's stated price like any other.
 func (d demand) worst(m *policy.Model) int64 {
-	return min(m.Price.Ceiling(d.prompt, d.outputFor(m)), maxAmount)
+	w := m.Price.Ceiling(d.prompt, d.outputFor(m))
+	if d.searches > 0 && m.Provider != nil && m.Provider.Kind == d.searchKind {
+		w += int64(d.searches) * m.ToolUseMicros("web_search")
+	}
+	return min(w, maxAmount)
 }
+
+// searchKinds are the provider kinds a route's search tools pass through
+// to.
+var searchKinds = map[policy.API]policy.Kind{policy.APIMessages: policy.KindAnthropic, policy.APIResponses: policy.KindOpenAI}
 
 // tokens is the estimate charged to tokens-per-minute windows: the prompt
 // plus the largest output any target of the plan may write.

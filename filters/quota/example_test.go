@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/translate"
 	"github.com/switchyard/switchyard/state/store"
@@ -105,7 +106,7 @@ func TestWorkedExample(t *testing.T) {
 		}
 		r.served(x)
 		u := filters.Usage{Known: true, PromptTokens: 1_150, CompletionTokens: 640}
-		if u.CostMicros = translate.Cost(x.Plan[0].Model.Price, u); u.CostMicros != 9_275 {
+		if u.CostMicros = translate.Cost(x.Plan[0].Model, u); u.CostMicros != 9_275 {
 			t.Fatalf("the answer costs %d, want 9275", u.CostMicros)
 		}
 		r.finish(x, u, nil)
@@ -161,5 +162,23 @@ func TestWorstCaseCountsEveryChoice(t *testing.T) {
 	}
 	if got := r.state(acmeDaily, 9); got.Reserved != 3_600+120_000 {
 		t.Errorf("tenant daily reserved %d, want 123600", got.Reserved)
+	}
+}
+
+// TestWorstCaseCoversPricedSearches: the reservation holds every web
+// search the request lets its answer run, at the model's price per use.
+func TestWorstCaseCoversPricedSearches(t *testing.T) {
+	m := &policy.Model{Price: policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000}, MaxOutputTokens: 1000,
+		ToolPrices: map[string]int64{"web_search": 10_000}, Provider: &policy.Provider{Kind: policy.KindAnthropic}}
+	plain := demand{prompt: 1000, output: 500, choices: 1, chat: true}
+	searching := plain
+	searching.searches, searching.searchKind = 5, policy.KindAnthropic
+	if got, want := searching.worst(m)-plain.worst(m), int64(5*10_000); got != want {
+		t.Errorf("five searches add %d to the worst case, want %d", got, want)
+	}
+	// A translation leaves the search tool out: no search to reserve for.
+	searching.searchKind = policy.KindOpenAI
+	if got := searching.worst(m) - plain.worst(m); got != 0 {
+		t.Errorf("searches on a provider that cannot run them add %d, want 0", got)
 	}
 }

@@ -231,7 +231,8 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
 // text, so the estimate errs low for reasoning models.
 func account(x *filters.Exchange, a *filters.Attempt) {
 	u, ok := a.Translator.Usage()
-	usage := filters.Usage{Known: ok, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached()}
+	usage := filters.Usage{Known: ok, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached(),
+		WebSearches: u.ServerToolUse.WebSearchRequests}
 	ended := x.Sent.Complete && x.Sent.ErrorType == ""
 	if x.Response.Streaming && x.Chat != nil && (!ok || !ended) {
 		usage.Known = true
@@ -245,14 +246,15 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 	if !usage.Known {
 		return
 	}
-	usage.CostMicros = Cost(a.Target.Model.Price, usage)
+	usage.CostMicros = Cost(a.Target.Model, usage)
 	x.Usage = usage
 }
 
-// Cost prices usage in micro-USD, rounding half up once per request.
-// Cached prompt tokens are billed at the cached-input price.
-func Cost(p policy.Price, u filters.Usage) int64 {
-	return p.Micros(u.PromptTokens, u.CachedTokens, u.CompletionTokens)
+// Cost prices usage on model m in micro-USD, rounding half up once per
+// request. Cached prompt tokens are billed at the cached-input price, and
+// each web search the provider ran at its price per use.
+func Cost(m *policy.Model, u filters.Usage) int64 {
+	return m.Price.Micros(u.PromptTokens, u.CachedTokens, u.CompletionTokens) + int64(u.WebSearches)*m.ToolUseMicros("web_search")
 }
 
 var (

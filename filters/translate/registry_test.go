@@ -59,7 +59,8 @@ func TestForPicksTheSchemaPair(t *testing.T) {
 }
 
 func TestCostRoundsOncePerRequest(t *testing.T) {
-	p := policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000}
+	m := &policy.Model{Price: policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000},
+		ToolPrices: map[string]int64{"web_search": 10_000}}
 	tests := []struct {
 		name string
 		u    filters.Usage
@@ -71,10 +72,16 @@ func TestCostRoundsOncePerRequest(t *testing.T) {
 		{"2.1 micro-dollars round to 2", filters.Usage{PromptTokens: 10, CompletionTokens: 1}, 2},
 		{"half a micro-dollar rounds up", filters.Usage{CompletionTokens: 1, CachedTokens: 0, PromptTokens: 0}, 1},
 		{"output", filters.Usage{CompletionTokens: 1000}, 600},
+		{"web searches at the model's price per use", filters.Usage{CompletionTokens: 1000, WebSearches: 3}, 600 + 30_000},
 	}
 	for _, tt := range tests {
-		if got := Cost(p, tt.u); got != tt.want {
+		if got := Cost(m, tt.u); got != tt.want {
 			t.Errorf("%s: Cost = %d, want %d", tt.name, got, tt.want)
 		}
+	}
+	// A model whose price per search the catalog does not know is charged
+	// the stated worst case, never nothing.
+	if got := Cost(&policy.Model{}, filters.Usage{WebSearches: 2}); got != 70_000 {
+		t.Errorf("searches on a model without a per-use price: %d, want 70000", got)
 	}
 }

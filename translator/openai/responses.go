@@ -77,6 +77,10 @@ func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (trans
 	if err == nil {
 		body, err = outputCap(body, req, t.Model.OutputLimit)
 	}
+	if err == nil && req != nil && req.PricedToolUses > 0 {
+		// The searches the reservation covers are the most OpenAI may run.
+		body, err = jsonform.SetMember(body, "max_tool_calls", strconv.Itoa(req.PricedToolUses))
+	}
 	if err != nil {
 		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
 	}
