@@ -49,12 +49,16 @@ type rsItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
+	// Tools are an additional_tools item's: tools offered from within the
+	// input (Codex's default model gets its tools so).
+	Tools []rsTool `json:"tools"`
 }
 
 // rsItemTypes are the input item types the simulator takes: what the
 // gateway sends, and what a Responses client sends back of an answer.
-var rsItemTypes = []string{"message", "function_call", "function_call_output", "reasoning", "web_search_call", "custom_tool_call", "custom_tool_call_output"}
+var rsItemTypes = []string{"message", "function_call", "function_call_output", "reasoning", "web_search_call", "custom_tool_call", "custom_tool_call_output", "additional_tools"}
 
 // minResponsesOutput is the smallest max_output_tokens the Responses API
 // takes.
@@ -70,7 +74,7 @@ func (o openAI) responses(x *exchange) {
 		x.fail(*invalidRequest("", "", "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"))
 		return
 	}
-	conv, spaces, errp := o.rsConversation(req)
+	conv, offered, errp := o.rsConversation(req)
 	if errp != nil {
 		x.fail(*errp)
 		return
@@ -91,7 +95,7 @@ func (o openAI) responses(x *exchange) {
 		rs.query = conv.lastUserText
 	}
 	if r.call != nil {
-		rs.namespace = spaces[r.call.name]
+		rs.namespace, rs.custom = offered.spaces[r.call.name], offered.custom[r.call.name]
 	}
 	if req.Stream {
 		x.writeStream("text/event-stream", rs.events())
@@ -103,17 +107,17 @@ func (o openAI) responses(x *exchange) {
 // rsConversation checks a Responses request as OpenAI does and extracts
 // what the reply rules need, with the namespace of each function a
 // namespace tool holds.
-func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, *apiError) {
+func (o openAI) rsConversation(req rsRequest) (conversation, rsOffered, *apiError) {
 	c := conversation{model: req.Model}
 	switch {
 	case req.Model == "":
-		return c, nil, invalidRequest("model", "missing_required_parameter", "Missing required parameter: 'model'.")
+		return c, rsOffered{}, invalidRequest("model", "missing_required_parameter", "Missing required parameter: 'model'.")
 	case req.PreviousResponseID != nil && *req.PreviousResponseID != "":
-		return c, nil, invalidRequest("previous_response_id", "previous_response_not_found", "Previous response with id '%s' not found.", *req.PreviousResponseID)
+		return c, rsOffered{}, invalidRequest("previous_response_id", "previous_response_not_found", "Previous response with id '%s' not found.", *req.PreviousResponseID)
 	case len(req.Input) == 0 || string(req.Input) == "null":
-		return c, nil, invalidRequest("input", "missing_required_parameter", "Missing required parameter: 'input'.")
+		return c, rsOffered{}, invalidRequest("input", "missing_required_parameter", "Missing required parameter: 'input'.")
 	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < minResponsesOutput:
-		return c, nil, invalidRequest("max_output_tokens", "integer_below_min_value", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= %d, but got %d instead.", minResponsesOutput, *req.MaxOutputTokens)
+		return c, rsOffered{}, invalidRequest("max_output_tokens", "integer_below_min_value", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= %d, but got %d instead.", minResponsesOutput, *req.MaxOutputTokens)
 	}
 	if req.MaxOutputTokens != nil {
 		c.maxTokens, c.hasMax = *req.MaxOutputTokens, true
@@ -127,17 +131,17 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 	}
 	items, err := rsItems(req.Input)
 	if err != nil {
-		return c, nil, err
+		return c, rsOffered{}, err
 	}
 	if err := rsPairing(items); err != nil {
-		return c, nil, err
+		return c, rsOffered{}, err
 	}
 	for i, it := range items {
 		switch it.Type {
 		case "", "message":
 			text, images, err := rsContent(it.Content, i)
 			if err != nil {
-				return c, nil, err
+				return c, rsOffered{}, err
 			}
 			switch it.Role {
 			case "user":
@@ -145,18 +149,18 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 				c.promptTurn(text)
 			case "system", "developer", "assistant":
 			default:
-				return c, nil, invalidRequest(fmt.Sprintf("input[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", it.Role)
+				return c, rsOffered{}, invalidRequest(fmt.Sprintf("input[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", it.Role)
 			}
 			c.messages++
 			c.textChars += chars(text)
 		case "function_call", "custom_tool_call":
 			c.messages++
-			c.textChars += chars(it.Arguments)
+			c.textChars += chars(it.Arguments) + chars(it.Input)
 			c.assistantCalls(1)
 		case "function_call_output", "custom_tool_call_output":
 			text, _, err := rsContent(it.Output, i)
 			if err != nil {
-				return c, nil, err
+				return c, rsOffered{}, err
 			}
 			c.messages++
 			c.textChars += chars(text)
@@ -164,39 +168,66 @@ func (o openAI) rsConversation(req rsRequest) (conversation, map[string]string, 
 	}
 	last := items[len(items)-1]
 	c.lastIsUser = (last.Type == "" || last.Type == "message") && last.Role == "user"
-	if last.Type == "function_call_output" {
+	if last.Type == "function_call_output" || last.Type == "custom_tool_call_output" {
 		text, _, _ := rsContent(last.Output, len(items)-1)
 		c.toolResult = &text
 	}
-	spaces := map[string]string{}
-	for i, t := range req.Tools {
-		switch t.Type {
-		case "function":
-			if t.Name == "" {
-				return c, nil, invalidRequest(fmt.Sprintf("tools[%d].name", i), "missing_required_parameter", "Missing required parameter: 'tools[%d].name'.", i)
-			}
-			c.tools = append(c.tools, toolDef{name: t.Name, schema: t.Parameters})
-		case "namespace":
-			if t.Name == "" || len(t.Tools) == 0 {
-				return c, nil, invalidRequest(fmt.Sprintf("tools[%d]", i), "missing_required_parameter", "Missing required parameter: 'tools[%d].name' and 'tools[%d].tools'.", i, i)
-			}
-			for _, f := range t.Tools {
-				if f.Type != "function" {
-					continue
-				}
-				c.tools = append(c.tools, toolDef{name: f.Name, schema: f.Parameters})
-				if _, ok := spaces[f.Name]; !ok {
-					spaces[f.Name] = t.Name
-				}
+	off := rsOffered{spaces: map[string]string{}, custom: map[string]bool{}}
+	if err := off.add(&c, req.Tools, "tools"); err != nil {
+		return c, off, err
+	}
+	for i, it := range items {
+		if it.Type == "additional_tools" {
+			if err := off.add(&c, it.Tools, fmt.Sprintf("input[%d].tools", i)); err != nil {
+				return c, off, err
 			}
 		}
 	}
 	choice, err := rsToolChoice(req.ToolChoice, c.tools)
 	if err != nil {
-		return c, nil, err
+		return c, off, err
 	}
 	c.choice = choice
-	return c, spaces, nil
+	return c, off, nil
+}
+
+// rsOffered is what the simulator must know of the tools offered to say
+// a call to one: the namespace a function is in, and which tools are
+// custom (called with free text, not JSON arguments).
+type rsOffered struct {
+	spaces map[string]string
+	custom map[string]bool
+}
+
+// add offers tools (at path, for errors): functions and custom tools,
+// alone or in a namespace; hosted tools are OpenAI's to run.
+func (o rsOffered) add(c *conversation, tools []rsTool, path string) *apiError {
+	for i, t := range tools {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		switch t.Type {
+		case "function", "custom":
+			if t.Name == "" {
+				return invalidRequest(at+".name", "missing_required_parameter", "Missing required parameter: '%s.name'.", at)
+			}
+			c.tools = append(c.tools, toolDef{name: t.Name, schema: t.Parameters})
+			o.custom[t.Name] = t.Type == "custom"
+		case "namespace":
+			if t.Name == "" || len(t.Tools) == 0 {
+				return invalidRequest(at, "missing_required_parameter", "Missing required parameter: '%s.name' and '%s.tools'.", at, at)
+			}
+			for _, f := range t.Tools {
+				if f.Type != "function" && f.Type != "custom" {
+					continue
+				}
+				c.tools = append(c.tools, toolDef{name: f.Name, schema: f.Parameters})
+				o.custom[f.Name] = f.Type == "custom"
+				if _, ok := o.spaces[f.Name]; !ok {
+					o.spaces[f.Name] = t.Name
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // rsItems reads input: a string, one user message, or a list of items of
@@ -232,9 +263,9 @@ func rsPairing(items []rsItem) *apiError {
 	calls := map[string]bool{}
 	for _, it := range items {
 		switch it.Type {
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			calls[it.CallID] = false
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			answered, ok := calls[it.CallID]
 			if !ok || answered {
 				return invalidRequest("input", "", "No tool call found for function call output with call_id %s.", it.CallID)
@@ -243,7 +274,7 @@ func rsPairing(items []rsItem) *apiError {
 		}
 	}
 	for _, it := range items {
-		if it.Type == "function_call" && !calls[it.CallID] {
+		if (it.Type == "function_call" || it.Type == "custom_tool_call") && !calls[it.CallID] {
 			return invalidRequest("input", "", "No tool output found for function call %s.", it.CallID)
 		}
 	}
@@ -326,6 +357,7 @@ type rsResult struct {
 	tools     json.RawMessage // the request's, which the response repeats
 	query     string          // a web search's, which comes first; "" for none
 	namespace string          // the called function's namespace, if any
+	custom    bool            // the called tool is custom: its input is text
 	seq       int             // the next event's sequence number
 }
 
@@ -374,10 +406,26 @@ func (rs *rsResult) textPart(text string) map[string]any {
 
 func (rs *rsResult) callItem(status, args string) map[string]any {
 	it := map[string]any{"id": rs.id("fc"), "type": "function_call", "status": status, "arguments": args, "call_id": rs.id("call"), "name": rs.r.call.name}
+	if rs.custom {
+		it = map[string]any{"id": rs.id("ctc"), "type": "custom_tool_call", "status": status, "input": args, "call_id": rs.id("call"), "name": rs.r.call.name}
+	}
 	if rs.namespace != "" {
 		it["namespace"] = rs.namespace
 	}
 	return it
+}
+
+// callText is what the call carries: a function's JSON arguments, or a
+// custom tool's text, the directive's "input" when it gave one.
+func (rs *rsResult) callText() string {
+	if !rs.custom {
+		return string(rs.r.call.args)
+	}
+	var in struct {
+		Input string `json:"input"`
+	}
+	_ = json.Unmarshal(rs.r.call.args, &in) // the args are an object
+	return in.Input
 }
 
 func (rs *rsResult) output(status string) []any {
@@ -386,7 +434,7 @@ func (rs *rsResult) output(status string) []any {
 		out = append(out, rs.searchItem(rsCompleted))
 	}
 	if rs.r.call != nil {
-		return append(out, rs.callItem(status, string(rs.r.call.args)))
+		return append(out, rs.callItem(status, rs.callText()))
 	}
 	return append(out, rs.messageItem(status, []any{rs.textPart(rs.r.text)}))
 }
@@ -416,14 +464,18 @@ func (rs *rsResult) events() [][]byte {
 		index++
 	}
 	status := rsStatus(rs.r)
-	if c := rs.r.call; c != nil {
-		id, args := rs.id("fc"), string(c.args)
+	if rs.r.call != nil {
+		id, args := rs.id("fc"), rs.callText()
+		delta, done, field := "response.function_call_arguments.delta", "response.function_call_arguments.done", "arguments"
+		if rs.custom {
+			id, delta, done, field = rs.id("ctc"), "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done", "input"
+		}
 		evs = append(evs, rs.event("response.output_item.added", map[string]any{"output_index": index, "item": rs.callItem(rsInProgress, "")}))
 		for _, part := range halves(args) {
-			evs = append(evs, rs.event("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": index, "delta": part}))
+			evs = append(evs, rs.event(delta, map[string]any{"item_id": id, "output_index": index, "delta": part}))
 		}
 		evs = append(evs,
-			rs.event("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": index, "arguments": args}),
+			rs.event(done, map[string]any{"item_id": id, "output_index": index, field: args}),
 			rs.event("response.output_item.done", map[string]any{"output_index": index, "item": rs.callItem(rsCompleted, args)}))
 	} else {
 		id := rs.id("msg")

@@ -505,6 +505,10 @@ func TestScriptedSessionEnds(t *testing.T) {
 // TestScriptResponses: the Responses endpoint follows the scripted rules
 // too: Codex offers many tools and calls none unless asked; a call asked
 // for is made once; a text format is honoured.
+// additionalTools is an input item offering tools as Codex's default
+// model gets them: a namespace of a custom tool and a function.
+const additionalTools = `{"type":"additional_tools","role":"developer","tools":[{"type":"namespace","name":"functions","tools":[{"type":"custom","name":"exec","format":{"type":"grammar"}},{"type":"function","name":"wait","parameters":{"type":"object"}}]}]}`
+
 func TestScriptResponses(t *testing.T) {
 	const tools = `"tools":[{"type":"function","name":"spawn_agent","parameters":{"type":"object"}},{"type":"namespace","name":"ns","tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}}]}]`
 	tests := []struct {
@@ -515,6 +519,10 @@ func TestScriptResponses(t *testing.T) {
 		{"a call asked for", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
 		{"the call made: text", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"a.txt"}]`, "", outcome{Text: "Tool result received: a.txt"}},
 		{"a JSON format", `[{"role":"user","content":"say hi"}]`, `,"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}`, outcome{Text: `{"ok":true}`}},
+		// Codex's default model gets its tools in an additional_tools input
+		// item, its main tool a custom one, called with text.
+		{"a custom tool offered in the input", `[` + additionalTools + `,{"role":"user","content":"[[call exec {\"input\":\"await tools.exec_command({cmd: 'ls'})\"}]]"}]`, "", outcome{Tool: "exec", Args: "await tools.exec_command({cmd: 'ls'})"}},
+		{"its output answered", `[` + additionalTools + `,{"role":"user","content":"[[call exec {\"input\":\"x\"}]]"},{"type":"custom_tool_call","call_id":"c1","name":"exec","input":"x"},{"type":"custom_tool_call_output","call_id":"c1","output":"a.txt"}]`, "", outcome{Text: "Tool result received: a.txt"}},
 	}
 	sim, _ := startSim(t, providersim.ProviderConfig{Kind: providersim.KindOpenAI, Script: true})
 	for _, tt := range tests {
@@ -529,6 +537,7 @@ func TestScriptResponses(t *testing.T) {
 					Type      string `json:"type"`
 					Name      string `json:"name"`
 					Arguments string `json:"arguments"`
+					Input     string `json:"input"`
 					Content   []struct {
 						Text string `json:"text"`
 					} `json:"content"`
@@ -542,8 +551,11 @@ func TestScriptResponses(t *testing.T) {
 				for _, c := range o.Content {
 					got.Text += c.Text
 				}
-				if o.Type == "function_call" {
+				switch o.Type {
+				case "function_call":
 					got.Tool, got.Args = o.Name, o.Arguments
+				case "custom_tool_call":
+					got.Tool, got.Args = o.Name, o.Input
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
