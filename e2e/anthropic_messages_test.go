@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -286,16 +285,7 @@ func TestMessagesFallbackBeforeFirstByte(t *testing.T) {
 func TestMessagesPassthroughKeepsTheBody(t *testing.T) {
 	t.Parallel()
 	body := `{"model":"claude-3-5-haiku","max_tokens":50,"messages":[{"role":"user","content":"keep   my   spacing"}],"metadata":{"user_id":"u-1"}}`
-	req, _ := http.NewRequest(http.MethodPost, shared.URL+"/v1/messages", strings.NewReader(body))
-	req.Header.Set("x-api-key", demoKey)
-	req.Header.Set("anthropic-version", "2023-06-01")
-	req.Header.Set("content-type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
+	resp, out := postMessages(t, body, nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}

@@ -5,14 +5,24 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchyard/switchyard/e2e/harness"
 )
 
-// postMessages sends a Messages body with the demo key and the given
-// extra headers, and reads the answer.
+// postMessages sends a Messages body to the shared stack with the demo
+// key and the given extra headers, and reads the answer.
 func postMessages(t *testing.T, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, shared.URL+"/v1/messages", strings.NewReader(body))
-	req.Header.Set("x-api-key", demoKey)
+	return postAnthropic(t, shared, "/v1/messages", demoKey, body, header)
+}
+
+// postAnthropic sends a body to path as Anthropic's clients do (the key as
+// X-Api-Key, an anthropic-version), with extra headers, and reads the
+// answer.
+func postAnthropic(t *testing.T, s *harness.Stack, path, key, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+	req.Header.Set("x-api-key", key)
 	req.Header.Set("anthropic-version", "2023-06-01")
 	req.Header.Set("content-type", "application/json")
 	for k, v := range header {
@@ -67,16 +77,7 @@ func TestCountTokensIsMetered(t *testing.T) {
 	codes := map[int]int{}
 	var ids []string
 	for range 20 {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/messages/count_tokens", strings.NewReader(body))
-		req.Header.Set("x-api-key", teamKey)
-		req.Header.Set("anthropic-version", "2023-06-01")
-		req.Header.Set("content-type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := postAnthropic(t, s, "/v1/messages/count_tokens", teamKey, body, nil)
 		codes[resp.StatusCode]++
 		ids = append(ids, resp.Header.Get("x-request-id"))
 	}

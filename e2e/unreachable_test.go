@@ -44,15 +44,7 @@ models:
 `, tlsPort)
 	s := startStack(t, harness.Options{Overlay: map[string]string{"zz-offline.yaml": overlay}, Env: []string{"OFFLINE_KEY=offline-e2e-key"}})
 	ask := func(model string) (int, http.Header, string) {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"anyone there?"}]}`))
-		req.Header.Set("Authorization", "Bearer "+demoKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := withKey(t, s, http.MethodPost, "/v1/chat/completions", demoKey, `{"model":"`+model+`","messages":[{"role":"user","content":"anyone there?"}]}`)
 		return resp.StatusCode, resp.Header, string(b)
 	}
 	type envelope struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -429,26 +430,38 @@ func oaContent(raw json.RawMessage, i int) (text string, images int, _ *apiError
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", 0, nil
 	}
+	text, images, ok := partsText(raw, "image_url", "text")
+	if !ok {
+		return "", 0, invalidRequest(fmt.Sprintf("messages.[%d].content", i), "invalid_type", "Invalid type for 'messages.[%d].content': expected one of a string or array of objects.", i)
+	}
+	return text, images, nil
+}
+
+// partsText reads an OpenAI content value, chat's or the Responses API's:
+// a string, or an array of parts whose text parts (of textTypes) are
+// joined and whose image parts (of imageType) are counted; ok is false
+// for anything else.
+func partsText(raw json.RawMessage, imageType string, textTypes ...string) (text string, images int, ok bool) {
 	if json.Unmarshal(raw, &text) == nil {
-		return text, 0, nil
+		return text, 0, true
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", 0, invalidRequest(fmt.Sprintf("messages.[%d].content", i), "invalid_type", "Invalid type for 'messages.[%d].content': expected one of a string or array of objects.", i)
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", 0, false
 	}
 	var texts []string
 	for _, p := range parts {
-		switch p.Type {
-		case "text":
+		switch {
+		case slices.Contains(textTypes, p.Type):
 			texts = append(texts, p.Text)
-		case "image_url":
+		case p.Type == imageType:
 			images++
 		}
 	}
-	return strings.Join(texts, " "), images, nil
+	return strings.Join(texts, " "), images, true
 }
 
 func oaToolChoice(raw json.RawMessage, tools []toolDef) (toolChoice, *apiError) {

@@ -284,26 +284,11 @@ func rsPairing(items []rsItem) *apiError {
 // rsContent reads a message's content or a call's output: a string or an
 // array of parts, their text joined.
 func rsContent(raw json.RawMessage, i int) (text string, images int, _ *apiError) {
-	if json.Unmarshal(raw, &text) == nil {
-		return text, 0, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
+	text, images, ok := partsText(raw, "input_image", "input_text", "output_text")
+	if !ok {
 		return "", 0, invalidRequest(fmt.Sprintf("input[%d].content", i), "invalid_type", "Invalid type for 'input[%d].content': expected one of a string or array of input content.", i)
 	}
-	var texts []string
-	for _, p := range parts {
-		switch p.Type {
-		case "input_text", "output_text":
-			texts = append(texts, p.Text)
-		case "input_image":
-			images++
-		}
-	}
-	return strings.Join(texts, " "), images, nil
+	return text, images, nil
 }
 
 // rsToolChoice reads tool_choice: a mode, a function, an allowed_tools
