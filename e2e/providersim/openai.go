@@ -335,8 +335,11 @@ func (o openAI) conversation(req oaChatRequest, model string) (conversation, *ap
 		default:
 			return c, invalidRequest(fmt.Sprintf("messages.[%d].role", i), "invalid_value", "Invalid value: '%s'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.", m.Role)
 		}
-		if i == len(req.Messages)-1 {
-			c.lastIsUser = m.Role == "user"
+		// Instructions after the last turn (a late system message, where
+		// the gateway keeps Claude Code's mid-conversation ones) end no
+		// conversation: the model answers the turn before them.
+		if m.Role != "system" && m.Role != "developer" {
+			c.lastIsUser, c.toolResult = m.Role == "user", nil
 			if m.Role == "tool" {
 				c.toolResult = &text
 			}

@@ -238,6 +238,10 @@ func TestScript(t *testing.T) {
 		{"a forced tool", []turn{{"user", "hi"}}, "get_time", outcome{Tool: "get_time", Args: `{"zone":"x"}`}},
 		{"a required call with nothing asked", []turn{{"user", "hi"}}, "required", outcome{Tool: "get_weather", Args: `{"city":"x"}`}},
 		{"tool choice none", []turn{{"user", "[[call get_time]]"}}, "none", outcome{Text: "Hello from {model}: [[call get_time]]"}},
+		// Claude Code's mid-conversation system turn, translated to Chat
+		// Completions, follows its prompt.
+		{"a late system message", []turn{{"user", "[[call get_time]]"}, {"system", "Be brief."}}, "", outcome{Tool: "get_time", Args: `{"zone":"x"}`}},
+		{"a late system message after a result", []turn{{"user", "[[call get_time]]"}, {"call", "get_time"}, {"result", "12:00"}, {"system", "Be brief."}}, "", outcome{Text: "Tool result received: 12:00"}},
 	}
 	for _, kind := range chatKinds {
 		sim, _ := startSim(t, providersim.ProviderConfig{Kind: kind, Script: true})
@@ -513,6 +517,7 @@ func TestScriptResponses(t *testing.T) {
 	}{
 		{"nothing asked: text, not the first tool", `[{"role":"user","content":"say hi"}]`, "", outcome{Text: "Hello from gpt-4o-mini: say hi"}},
 		{"a call asked for", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
+		{"a late developer message", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"role":"developer","content":"Be brief."}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
 		{"the call made: text", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"a.txt"}]`, "", outcome{Text: "Tool result received: a.txt"}},
 		{"a JSON format", `[{"role":"user","content":"say hi"}]`, `,"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}`, outcome{Text: `{"ok":true}`}},
 	}
