@@ -364,8 +364,12 @@ func TestJSONMode(t *testing.T) {
 	}
 }
 
+// claudeCodeSayHi is the first request Claude Code 2.1.332 sent for
+// `claude -p "say hi"`, among the client fixtures the e2e replays use.
+var claudeCodeSayHi = filepath.Join("..", "testdata", "clients", "claude-code-2.1.332-say-hi", "000.json")
+
 // recordedRequest is a request as recording mode writes it, and as the
-// client fixtures under testdata/clients hold it.
+// client fixtures under e2e/testdata/clients hold it.
 type recordedRequest struct {
 	Method  string            `json:"method"`
 	Path    string            `json:"path"`
@@ -437,7 +441,7 @@ func sseOutcome(t *testing.T, stream string) outcome {
 // Anthropic simulator. Scripted, it says hi; unscripted it calls Agent,
 // which is how one "say hi" once spawned a hundred sub-agents.
 func TestClaudeCodeRequest(t *testing.T) {
-	r := readRecorded(t, filepath.Join("testdata", "clients", "claude-code-2.1.332.json"))
+	r := readRecorded(t, claudeCodeSayHi)
 	tests := []struct {
 		script bool
 		want   outcome
@@ -463,7 +467,7 @@ func TestClaudeCodeRequest(t *testing.T) {
 // would: each tool call is answered and the conversation sent again. A
 // prompt naming two tools gets two calls and then a text answer.
 func TestScriptedSessionEnds(t *testing.T) {
-	r := readRecorded(t, filepath.Join("testdata", "clients", "claude-code-2.1.332.json"))
+	r := readRecorded(t, claudeCodeSayHi)
 	var body map[string]any
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatal(err)
