@@ -335,20 +335,22 @@ func replayFixtures(t *testing.T, p *policy.Policy, m *policy.Model, names []str
 	var all []sent
 	for _, path := range names {
 		rel, _ := filepath.Rel(fixtureDir, path)
-		f := loadFixture(t, rel)
-		if f.api() == "" || f.Method != http.MethodPost {
-			t.Fatalf("%s: %s %s is not a model call", rel, f.Method, f.Path)
-		}
-		body := f.withModel(t, m.Name)
-		a := f.send(t, shared, body)
-		a.answered(t, f)
-		if p := a.header.Get("X-Switchyard-Provider"); p != m.Provider.Name {
-			t.Errorf("%s: served by %q, want %s", rel, p, m.Provider.Name)
-		}
-		if nativeKind[f.api()] == m.Provider.Kind {
-			rewrittenOnly(t, f, m, body, received(t, shared, m.Provider.Name, a.id))
-		}
-		all = append(all, sent{rel, a.id, f.api()})
+		t.Run(rel, func(t *testing.T) {
+			f := loadFixture(t, rel)
+			if f.api() == "" || f.Method != http.MethodPost {
+				t.Fatalf("%s %s is not a model call", f.Method, f.Path)
+			}
+			body := f.withModel(t, m.Name)
+			a := f.send(t, shared, body)
+			a.answered(t, f)
+			all = append(all, sent{rel, a.id, f.api()})
+			if p := a.header.Get("X-Switchyard-Provider"); p != m.Provider.Name {
+				t.Errorf("served by %q, want %s", p, m.Provider.Name)
+			}
+			if nativeKind[f.api()] == m.Provider.Kind {
+				rewrittenOnly(t, f, m, body, received(t, shared, m.Provider.Name, a.id))
+			}
+		})
 	}
 	var rows map[string]ledger.Record
 	if err := eventually(15*time.Second, func() error {
