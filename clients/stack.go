@@ -181,7 +181,12 @@ func (s *stack) traffic(ctx context.Context, offset int64, from time.Time, n int
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the gateway does not answer: %w", err)
+		select {
+		case <-s.done:
+			return nil, nil, fmt.Errorf("devstack has exited (see %s)", filepath.Join(s.dir, "devstack.log"))
+		default:
+			return nil, nil, fmt.Errorf("the gateway does not answer: %w", err)
+		}
 	}
 	resp.Body.Close()
 	deadline := time.Now().Add(30 * time.Second)
