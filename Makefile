@@ -20,7 +20,7 @@ export SWITCHYARD_BIN   := $(BIN)
 export GOFLAGS          := -tags=vtprotobuf
 
 .PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench overload bench-instructions bench-routing \
-        fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak
+        fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture
 
 all: build
 
@@ -98,6 +98,36 @@ overload: deps build
 SOAK ?= 10m
 soak: deps build
 	SWITCHYARD_SOAK=$(SOAK) $(GO) test -count=1 -timeout 30m -v -run '^TestSoak$$' ./e2e
+
+## clients: install the real clients (pinned in clients/) and run each, default settings but the base URL,
+##          key and model, against a gateway of its own on every provider kind; writes docs/CLIENTS.md
+##          (not part of make test: it needs the package registries; run it before a release and when a client updates)
+clients: envoy build clients-install
+	$(GO) run ./clients -write docs/CLIENTS.md
+
+## clients-capture: point each client at a recording simulator and keep its requests as e2e/testdata/clients
+clients-capture: clients-install
+	$(GO) run ./clients -capture e2e/testdata/clients
+
+# The clients go into .clients/, ignored by git and apart from .tools/
+# (which worktrees share): npm's from the committed lock, with no
+# install scripts but Claude Code's, which puts its native binary in
+# place (run by the Node 22 of the lock: the clients need >= 22);
+# PyPI's into a venv, from the pinned requirements. Reinstalled when a
+# pin changes.
+CLIENTS := $(CURDIR)/.clients
+
+clients-install: $(CLIENTS)/.installed
+
+$(CLIENTS)/.installed: clients/package.json clients/package-lock.json clients/requirements.txt
+	@mkdir -p $(CLIENTS)
+	cp clients/package.json clients/package-lock.json $(CLIENTS)/
+	cd $(CLIENTS) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(CLIENTS)/node_modules/.bin/node $(CLIENTS)/node_modules/@anthropic-ai/claude-code/install.cjs
+	python3 -m venv $(CLIENTS)/venv
+	$(CLIENTS)/venv/bin/pip install --quiet --disable-pip-version-check -r clients/requirements.txt
+	ln -sfn ../../.clients/node_modules clients/js/node_modules
+	touch $@
 
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
 bench: deps build

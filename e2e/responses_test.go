@@ -1,17 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +19,6 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/apischema/jsonform"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
@@ -320,29 +315,6 @@ func TestAgentRoutesAccountedLikeChat(t *testing.T) {
 	}
 }
 
-// codexRequest is the first request Codex CLI 0.171 sent with its default
-// settings (e2e/testdata/clients): method, path, headers and body as
-// captured.
-type codexRequest struct {
-	Method  string            `json:"method"`
-	Path    string            `json:"path"`
-	Headers map[string]string `json:"headers"`
-	Body    string            `json:"body"`
-}
-
-func loadCodexRequest(t *testing.T) codexRequest {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "clients", "codex-0.171.0-responses.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r codexRequest
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // codexTurn is what one streamed turn gave the client: its request id,
 // the event types in order, and the response that response.completed
 // carried.
@@ -353,63 +325,22 @@ type codexTurn struct {
 	usage  map[string]any
 }
 
-// replay sends body as Codex sent its request, with its headers (but the
-// ones of its own connection), and reads the stream, failing t unless the
-// events are numbered 0, 1, 2… and end with response.completed.
-func (c codexRequest) replay(t *testing.T, s *harness.Stack, body []byte) codexTurn {
+// codexReplay sends body as Codex sent its request f and reads the
+// stream, failing t unless it ends with response.completed.
+func codexReplay(t *testing.T, s *harness.Stack, f fixture, body []byte) codexTurn {
 	t.Helper()
-	req, _ := http.NewRequest(c.Method, s.URL+c.Path, bytes.NewReader(body))
-	for k, v := range c.Headers {
-		switch k {
-		case "host", "content-length":
-		default:
-			req.Header.Set(k, v)
-		}
+	a := f.send(t, s, body)
+	a.answered(t, f)
+	var ev struct {
+		Response struct {
+			Output []map[string]any `json:"output"`
+			Usage  map[string]any   `json:"usage"`
+		} `json:"response"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(a.last, &ev); err != nil {
+		t.Fatalf("response.completed %s: %v", a.last, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
-	}
-	turn := codexTurn{id: resp.Header.Get("X-Request-Id")}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	seq := 0.0
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev struct {
-			Type     string  `json:"type"`
-			Seq      float64 `json:"sequence_number"`
-			Response struct {
-				Output []map[string]any `json:"output"`
-				Usage  map[string]any   `json:"usage"`
-			} `json:"response"`
-		}
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			t.Fatalf("event %q: %v", data, err)
-		}
-		if ev.Seq != seq {
-			t.Fatalf("event %s numbered %v, want %v", ev.Type, ev.Seq, seq)
-		}
-		seq++
-		if n := len(turn.types); n == 0 || turn.types[n-1] != ev.Type {
-			turn.types = append(turn.types, ev.Type)
-		}
-		if ev.Type == "response.completed" {
-			turn.output, turn.usage = ev.Response.Output, ev.Response.Usage
-		}
-	}
-	if n := len(turn.types); n == 0 || turn.types[n-1] != "response.completed" {
-		t.Fatalf("the stream ended with %v, not response.completed", turn.types)
-	}
-	return turn
+	return codexTurn{id: a.id, types: a.events, output: ev.Response.Output, usage: ev.Response.Usage}
 }
 
 // call is the function call the turn's answer made, as Codex sends it
@@ -474,24 +405,21 @@ func namespaceFirst(t *testing.T, body []byte) []byte {
 // send back with its output in the next turn; each turn is a ledger row.
 func TestCodexDefaultsEveryKind(t *testing.T) {
 	t.Parallel()
-	codex := loadCodexRequest(t)
+	codex := loadFixture(t, filepath.Join("codex-0.171.0-say-hi", "000.json"))
 	for _, k := range []struct{ model, provider string }{
 		{"gpt-4o-mini", "openai"}, {"claude-3-5-haiku", "anthropic"}, {"gemini-2.0-flash", "gemini"},
 	} {
 		t.Run(k.model, func(t *testing.T) {
 			t.Parallel()
-			body, err := jsonform.ReplaceMember([]byte(codex.Body), "model", strconv.Quote(k.model))
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := codex.withModel(t, k.model)
 			var ids []string
 			for _, first := range [][]byte{body, namespaceFirst(t, body)} {
-				turn := codex.replay(t, shared, first)
+				turn := codexReplay(t, shared, codex, first)
 				call, output := turn.call(t)
 				if bytes.Equal(first, body) && call["name"] != "exec_command" || !bytes.Equal(first, body) && (call["name"] != "close_agent" || call["namespace"] != "multi_agent_v1") {
 					t.Errorf("first turn called %v", call)
 				}
-				next := codex.replay(t, shared, withInput(t, first, call, output))
+				next := codexReplay(t, shared, codex, withInput(t, first, call, output))
 				var text strings.Builder
 				for _, it := range next.output {
 					for _, c := range it["content"].([]any) {
@@ -508,7 +436,7 @@ func TestCodexDefaultsEveryKind(t *testing.T) {
 				// Codex sends no max_output_tokens and offers web search
 				// with no max_tool_calls: the gateway writes the model's
 				// default cap and the searches it reserved the budget for.
-				want := strings.TrimSuffix(codex.Body, "}") + `,"max_output_tokens":4096,"max_tool_calls":10}`
+				want := strings.TrimSuffix(string(body), "}") + `,"max_output_tokens":4096,"max_tool_calls":10}`
 				if !slices.ContainsFunc(bodies, func(b string) bool { return b == want }) {
 					t.Error("OpenAI did not get Codex's body as it was sent, but for the output cap and the search bound")
 				}

@@ -7,8 +7,11 @@
 // from the environment). The simulators run scripted, so an agent such as
 // Claude Code pointed at the gateway finishes its session instead of
 // calling its first tool forever. It serves the OpenAI API at
-// http://127.0.0.1:8080/v1 until Ctrl-C, which stops every process it
-// started.
+// http://127.0.0.1:8080/v1 until Ctrl-C (or SIGTERM), which stops every
+// process it started.
+//
+// -port runs a second stack beside it: every process and simulator then
+// takes a free port (make clients runs its clients so).
 package main
 
 import (
@@ -28,12 +31,17 @@ func main() {
 	quiet := flag.Bool("quiet", false, "do not echo process output")
 	script := flag.Bool("script", true, "simulators call a tool only when the prompt asks for it (e2e/providersim README, scripted mode); false: whenever tools are offered")
 	record := flag.String("record", "", "simulators write every request they receive to DIR/<provider>/NNN.json")
+	port := flag.Int("port", harness.LocalPorts.Gateway, "the gateway's port; any other than the default (0: a free one) puts every process and simulator on a free port, beside a make run")
+	dir := flag.String("dir", ".run", "directory for the policy copy, logs and the SQLite ledger (usage.db)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	o := harness.Options{
 		Policy: *policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy,
-		Script: *script, SimRecordDir: *record, Dir: ".run", Node: true,
+		Script: *script, SimRecordDir: *record, Dir: *dir, Node: true,
+	}
+	if *port != harness.LocalPorts.Gateway {
+		o.Ports, o.Simulate = harness.Ports{Gateway: *port}, harness.SimulatePolicyFreePorts
 	}
 	if err := run(ctx, o, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "devstack:", err)

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +59,32 @@ func TestStartSimScriptAndRecord(t *testing.T) {
 				t.Errorf("the request was not recorded: %v", err)
 			}
 		})
+	}
+}
+
+// TestStartSimFreePorts: SimulatePolicyFreePorts starts a simulator for
+// each provider the policy marks simulated, and only those, on a free port
+// rather than the base_url's, which make run's stack may hold.
+func TestStartSimFreePorts(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := held.Addr().(*net.TCPAddr).Port
+	p := &policy.Policy{Providers: []*policy.Provider{
+		{Name: "anthropic", Kind: policy.KindAnthropic, Host: "127.0.0.1", Port: port, Simulated: true},
+		{Name: "openai", Kind: policy.KindOpenAI, Host: "api.openai.example", Port: 443},
+	}}
+	s := &Stack{}
+	if err := s.startSim(t.Context(), p, Options{Simulate: SimulatePolicyFreePorts}); err != nil {
+		t.Fatalf("a simulator took the base_url's port, held by another stack: %v", err)
+	}
+	defer s.Sim.Close()
+	if got := s.Sim.Names(); !slices.Equal(got, []string{"anthropic"}) {
+		t.Errorf("simulated %v, want only the provider marked simulated", got)
+	}
+	if a := s.Sim.Addr("anthropic"); a == "" || a == held.Addr().String() {
+		t.Errorf("anthropic's simulator is at %q, want a free port", a)
 	}
 }

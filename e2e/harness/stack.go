@@ -52,6 +52,10 @@ const (
 	// other provider is reached at its real base URL, with its key from the
 	// environment (make run).
 	SimulatePolicy
+	// SimulatePolicyFreePorts serves the same providers as SimulatePolicy,
+	// each from a simulator on a free port that the copy's base_url points
+	// at, so that a second stack runs beside make run's (make clients).
+	SimulatePolicyFreePorts
 )
 
 // Ports fixes the addresses of a stack; zero values pick free ports.
@@ -209,7 +213,7 @@ func Start(ctx context.Context, o Options) (_ *Stack, err error) {
 	gw := pick(o.Ports.Gateway)
 	s.URL = "http://127.0.0.1:" + strconv.Itoa(gw)
 	simulated := func(string) (string, bool) { return "", false }
-	if o.Simulate == SimulateAll {
+	if o.Simulate != SimulatePolicy {
 		simulated = func(name string) (string, bool) {
 			if s.Sim == nil || s.Sim.Addr(name) == "" {
 				return "", false
@@ -324,7 +328,8 @@ func (s *Stack) socketPath(name string) (string, error) {
 const maxSocketPath = 107
 
 // startSim starts the simulators the mode asks for: every provider's on a
-// free port, or the policy's simulated ones' at their base_url.
+// free port, or the policy's simulated ones', at their base_url or on a
+// free port.
 func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error {
 	// Port 0 lets each listener take its own free port as it binds: a port
 	// picked first and bound later can meanwhile become some connection's
@@ -332,10 +337,10 @@ func (s *Stack) startSim(ctx context.Context, p *policy.Policy, o Options) error
 	cfg := providersim.Config{ControlAddr: addr(o.Ports.SimControl), RecordDir: o.SimRecordDir}
 	for _, pr := range p.Providers {
 		a := addr(0)
+		if o.Simulate != SimulateAll && !pr.Simulated {
+			continue
+		}
 		if o.Simulate == SimulatePolicy {
-			if !pr.Simulated {
-				continue
-			}
 			a = net.JoinHostPort(pr.Host, strconv.Itoa(pr.Port))
 		}
 		cfg.Providers = append(cfg.Providers, providersim.ProviderConfig{

@@ -166,10 +166,16 @@ func (o openAI) rsConversation(req rsRequest) (conversation, rsOffered, *apiErro
 			c.textChars += chars(text)
 		}
 	}
-	last := items[len(items)-1]
+	// Instructions after the last turn end no conversation, as in a chat
+	// request: the model answers the item before them.
+	n := len(items) - 1
+	for n > 0 && (items[n].Type == "" || items[n].Type == "message") && (items[n].Role == "system" || items[n].Role == "developer") {
+		n--
+	}
+	last := items[n]
 	c.lastIsUser = (last.Type == "" || last.Type == "message") && last.Role == "user"
 	if last.Type == "function_call_output" || last.Type == "custom_tool_call_output" {
-		text, _, _ := rsContent(last.Output, len(items)-1)
+		text, _, _ := rsContent(last.Output, n)
 		c.toolResult = &text
 	}
 	off := rsOffered{spaces: map[string]string{}, custom: map[string]bool{}}

@@ -238,6 +238,10 @@ func TestScript(t *testing.T) {
 		{"a forced tool", []turn{{"user", "hi"}}, "get_time", outcome{Tool: "get_time", Args: `{"zone":"x"}`}},
 		{"a required call with nothing asked", []turn{{"user", "hi"}}, "required", outcome{Tool: "get_weather", Args: `{"city":"x"}`}},
 		{"tool choice none", []turn{{"user", "[[call get_time]]"}}, "none", outcome{Text: "Hello from {model}: [[call get_time]]"}},
+		// Claude Code's mid-conversation system turn, translated to Chat
+		// Completions, follows its prompt.
+		{"a late system message", []turn{{"user", "[[call get_time]]"}, {"system", "Be brief."}}, "", outcome{Tool: "get_time", Args: `{"zone":"x"}`}},
+		{"a late system message after a result", []turn{{"user", "[[call get_time]]"}, {"call", "get_time"}, {"result", "12:00"}, {"system", "Be brief."}}, "", outcome{Text: "Tool result received: 12:00"}},
 	}
 	for _, kind := range chatKinds {
 		sim, _ := startSim(t, providersim.ProviderConfig{Kind: kind, Script: true})
@@ -360,8 +364,12 @@ func TestJSONMode(t *testing.T) {
 	}
 }
 
+// claudeCodeSayHi is the first request Claude Code 2.1.332 sent for
+// `claude -p "say hi"`, among the client fixtures the e2e replays use.
+var claudeCodeSayHi = filepath.Join("..", "testdata", "clients", "claude-code-2.1.332-say-hi", "000.json")
+
 // recordedRequest is a request as recording mode writes it, and as the
-// client fixtures under testdata/clients hold it.
+// client fixtures under e2e/testdata/clients hold it.
 type recordedRequest struct {
 	Method  string            `json:"method"`
 	Path    string            `json:"path"`
@@ -433,7 +441,7 @@ func sseOutcome(t *testing.T, stream string) outcome {
 // Anthropic simulator. Scripted, it says hi; unscripted it calls Agent,
 // which is how one "say hi" once spawned a hundred sub-agents.
 func TestClaudeCodeRequest(t *testing.T) {
-	r := readRecorded(t, filepath.Join("testdata", "clients", "claude-code-2.1.332.json"))
+	r := readRecorded(t, claudeCodeSayHi)
 	tests := []struct {
 		script bool
 		want   outcome
@@ -459,7 +467,7 @@ func TestClaudeCodeRequest(t *testing.T) {
 // would: each tool call is answered and the conversation sent again. A
 // prompt naming two tools gets two calls and then a text answer.
 func TestScriptedSessionEnds(t *testing.T) {
-	r := readRecorded(t, filepath.Join("testdata", "clients", "claude-code-2.1.332.json"))
+	r := readRecorded(t, claudeCodeSayHi)
 	var body map[string]any
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatal(err)
@@ -517,6 +525,7 @@ func TestScriptResponses(t *testing.T) {
 	}{
 		{"nothing asked: text, not the first tool", `[{"role":"user","content":"say hi"}]`, "", outcome{Text: "Hello from gpt-4o-mini: say hi"}},
 		{"a call asked for", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
+		{"a late developer message", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"role":"developer","content":"Be brief."}]`, "", outcome{Tool: "exec_command", Args: `{"cmd":"ls"}`}},
 		{"the call made: text", `[{"role":"user","content":"[[call exec_command {\"cmd\":\"ls\"}]]"},{"type":"function_call","call_id":"c1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"a.txt"}]`, "", outcome{Text: "Tool result received: a.txt"}},
 		{"a JSON format", `[{"role":"user","content":"say hi"}]`, `,"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}`, outcome{Text: `{"ok":true}`}},
 		// Codex's default model gets its tools in an additional_tools input
