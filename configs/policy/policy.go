@@ -120,6 +120,8 @@ type Gateway struct {
 	// Events is nil when usage events are off.
 	Events         *Events
 	CapturePrompts bool
+	// Tracing is nil when traces are off.
+	Tracing *Tracing
 }
 
 // Events is the compiled events configuration.

@@ -37,6 +37,8 @@ type GatewaySpec struct {
 	Events *EventsSpec `yaml:"events"`
 	// Audit configures the audit log.
 	Audit *AuditSpec `yaml:"audit"`
+	// Tracing exports OpenTelemetry traces (tracing.go).
+	Tracing *TracingSpec `yaml:"tracing"`
 }
 
 // GovernorSpec configures the cost governor. The daily budget is split
