@@ -66,7 +66,7 @@ func TestTracesOnARealCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, err := harness.StartCollector(context.Background(), root, t.TempDir())
+	col, err := harness.StartCollector(context.Background(), root, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,9 @@ func fileExists(p string) bool {
 }
 
 // StartCollector runs a collector with its configuration, spans and log
-// in dir, and waits until both receivers listen.
-func StartCollector(ctx context.Context, root, dir string) (*Collector, error) {
+// in dir, and waits until both receivers listen. cpus, when set, pins it
+// (a taskset list), away from the gateway a benchmark measures.
+func StartCollector(ctx context.Context, root, dir, cpus string) (*Collector, error) {
 	bin, err := FindCollector(root, dir)
 	if err != nil {
 		return nil, err
@@ -83,6 +84,9 @@ service:
 		return nil, err
 	}
 	c.cmd = exec.Command(bin, "--config", path)
+	if cpus != "" {
+		c.cmd = exec.Command("taskset", "-c", cpus, bin, "--config", path)
+	}
 	c.cmd.Stdout, c.cmd.Stderr = lf, lf
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
