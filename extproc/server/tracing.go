@@ -26,8 +26,7 @@ func beginTrace(ctx context.Context, t *tracing.Tracer, x *filters.Exchange) {
 	if t == nil {
 		return
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	x.Trace = t.Begin(first(md.Get("traceparent")), first(md.Get("tracestate")))
+	x.Trace = t.Begin(first(metadata.ValueFromIncomingContext(ctx, "traceparent")), first(metadata.ValueFromIncomingContext(ctx, "tracestate")))
 	x.SetResponseHeader(filters.HeaderTraceID, x.Trace.ID())
 }
 

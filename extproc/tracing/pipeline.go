@@ -46,7 +46,9 @@ const (
 type Metrics struct {
 	exported prometheus.Counter
 	dropped  *prometheus.CounterVec
-	traces   *prometheus.CounterVec
+	// sampled, kept and unkept count the decisions, resolved once: one
+	// is taken per request.
+	sampled, kept, unkept prometheus.Counter
 }
 
 // NewMetrics registers the tracing metrics on reg.
@@ -60,12 +62,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "switchyard_tracing_spans_dropped_total",
 			Help: "Spans ext_proc dropped instead of holding a request: queue_full (the trace's, when requests ended faster than spans could be exported), export_failed (the collector did not take them).",
 		}, []string{"reason"}),
-		traces: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchyard_tracing_traces_total",
-			Help: "Requests ended with tracing on, by decision: sampled (Envoy's sample or the client's), kept (failed, fell back or slow, outside the sample), dropped (neither).",
-		}, []string{"decision"}),
 	}
-	reg.MustRegister(m.exported, m.dropped, m.traces)
+	traces := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchyard_tracing_traces_total",
+		Help: "Requests ended with tracing on, by decision: sampled (Envoy's sample or the client's), kept (failed, fell back or slow, outside the sample), dropped (neither).",
+	}, []string{"decision"})
+	m.sampled, m.kept, m.unkept = traces.WithLabelValues("sampled"), traces.WithLabelValues("kept"), traces.WithLabelValues("dropped")
+	reg.MustRegister(m.exported, m.dropped, traces)
 	return m
 }
 

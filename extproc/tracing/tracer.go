@@ -63,16 +63,16 @@ func (t *Tracer) Decide(x *filters.Exchange, cause error, end time.Time) {
 	if t == nil || x.Trace == nil {
 		return
 	}
-	decision := "sampled"
 	switch {
 	case x.Trace.Span.IsSampled():
+		t.m.sampled.Inc()
 	case failed(x, cause) || end.Sub(x.Started) >= t.cfg.KeepSlowerThan:
-		decision = "kept"
+		t.m.kept.Inc()
 	default:
-		decision = "dropped"
+		t.m.unkept.Inc()
+		return
 	}
-	t.m.traces.WithLabelValues(decision).Inc()
-	x.Trace.Keep(decision != "dropped")
+	x.Trace.Keep(true)
 }
 
 // Export hands a kept request's trace to the pipeline, after its Done
