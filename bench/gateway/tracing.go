@@ -30,6 +30,9 @@ type tracedGateway struct {
 	// results
 	c1, c64  stats
 	exported float64 // ext_proc's spans exported per request at concurrency 64
+	// split is the CPU per request at concurrency 64 by process: Envoy,
+	// ext_proc (with xds), Redis.
+	split []time.Duration
 }
 
 // tracingCost runs three gateways side by side, tracing off, on at 1 %
@@ -89,10 +92,11 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 		lat := make([][]time.Duration, len(gws))
 		dur := make([]time.Duration, len(gws))
 		ticks := make([]int64, len(gws))
+		split := make([][]int64, len(gws))
 		exported := make([]float64, len(gws))
 		for range blocks {
 			for i, g := range gws {
-				before := cpuOf(g.pids)
+				before, each := cpuOf(g.pids), ticksOf(g.pids)
 				spans, _ := harness.MetricSum(g.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_tracing_spans_exported_total")
 				start := time.Now()
 				l, err := measure(client, g.t, c.n/blocks, c.conc)
@@ -101,6 +105,12 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 				}
 				dur[i] += time.Since(start)
 				ticks[i] += cpuOf(g.pids) - before
+				if split[i] == nil {
+					split[i] = make([]int64, len(g.pids))
+				}
+				for j, v := range ticksOf(g.pids) {
+					split[i][j] += v - each[j]
+				}
 				lat[i] = append(lat[i], l...)
 				// ext_proc exports every second: what this block kept is
 				// counted once its batch went out.
@@ -112,12 +122,18 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 			}
 		}
 		for i, g := range gws {
+			perRequest := func(t int64) time.Duration {
+				return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(len(lat[i])))
+			}
 			st := summarize(lat[i], dur[i])
-			st.CPUPerRequest = time.Duration(float64(ticks[i]) * float64(10*time.Millisecond) / float64(len(lat[i])))
+			st.CPUPerRequest = perRequest(ticks[i])
 			if c.conc == 1 {
 				g.c1 = st
-			} else {
-				g.c64, g.exported = st, exported[i]/float64(len(lat[i]))
+				continue
+			}
+			g.c64, g.exported, g.split = st, exported[i]/float64(len(lat[i])), nil
+			for _, t := range split[i] {
+				g.split = append(g.split, perRequest(t))
 			}
 		}
 	}
@@ -128,13 +144,17 @@ func renderTracing(w io.Writer, r result, gws []*tracedGateway) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("## What tracing costs (`make bench`)\n\n")
 	p("%s, %s. Three gateways as `make run` starts them (Envoy and the cmd/node process), with tracing off, and on at 1 %% and at 100 %% sampling, each exporting over OTLP/gRPC to its own OpenTelemetry Collector (e2e/otelcol) on the client's core; the same non-streamed chat completion, interleaved in blocks within one run. Pinning: %s. CPU is Envoy's, ext_proc's and Redis's per request; spans exported are ext_proc's (Envoy exports its own besides: one for the request and one per attempt, for the sampled requests only). The machine was shared with other developers' builds and tests, so compare the rows with each other rather than with other runs.\n\n", r.Date, r.Machine, r.Pinned)
-	p("| Gateway | p50, concurrency 1 | p99, concurrency 1 | Throughput, concurrency 64 | CPU per request, concurrency 64 | ext_proc spans exported / request |\n|---|---|---|---|---|---|\n")
+	p("| Gateway | p50, concurrency 1 | p99, concurrency 1 | Throughput, concurrency 64 | CPU per request, concurrency 64 (Envoy / ext_proc / Redis) | ext_proc spans exported / request |\n|---|---|---|---|---|---|\n")
 	for _, g := range gws {
 		spans := "—"
 		if g.ratio >= 0 {
 			spans = fmt.Sprintf("%.2f", g.exported)
 		}
-		p("| %s | %s | %s | %.0f req/s | %s | %s |\n", g.name, ms(g.c1.P50), ms(g.c1.P99), g.c64.Throughput, us(g.c64.CPUPerRequest), spans)
+		split := ""
+		if len(g.split) == 3 {
+			split = fmt.Sprintf(" (%s / %s / %s)", us(g.split[0]), us(g.split[1]), us(g.split[2]))
+		}
+		p("| %s | %s | %s | %.0f req/s | %s%s | %s |\n", g.name, ms(g.c1.P50), ms(g.c1.P99), g.c64.Throughput, us(g.c64.CPUPerRequest), split, spans)
 	}
 	off := gws[0].c64.CPUPerRequest
 	for _, g := range gws[1:] {
