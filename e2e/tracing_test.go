@@ -3,7 +3,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +74,9 @@ func TestTracesOnARealCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer col.Close()
-	s := startStack(t, withTracing(t, col.GRPC))
+	o := withTracing(t, col.GRPC)
+	o.SimRecordDir = t.TempDir()
+	s := startStack(t, o)
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultDown503}); err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +173,22 @@ func TestTracesOnARealCollector(t *testing.T) {
 	// Envoy's span of each attempt is there too, the failed one an error.
 	if sp := find(spans, "switchyard-envoy", "router provider_openai egress"); sp == nil || sp.StatusCode != 2 {
 		t.Errorf("Envoy's span of the failed attempt: %+v", sp)
+	}
+	// The provider that answered got the trace context of Envoy's span of
+	// its attempt, so a self-hosted model's spans would join the trace.
+	egress := find(spans, "switchyard-envoy", "router provider_anthropic egress")
+	sent, err := os.ReadFile(filepath.Join(o.SimRecordDir, "anthropic", "000.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(sent, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if egress == nil || rec.Headers["Traceparent"] != "00-"+clientTraceID+"-"+egress.SpanID+"-01" {
+		t.Errorf("the provider got traceparent %q; want Envoy's span of the attempt in the client's trace (%+v)", rec.Headers["Traceparent"], egress)
 	}
 	raw, err := col.Raw()
 	if err != nil {
