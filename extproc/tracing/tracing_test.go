@@ -301,7 +301,7 @@ func TestBuildSpans(t *testing.T) {
 		}
 		for k, v := range wantAttrs[s.Name()] {
 			if attrs[k] != v {
-				t.Errorf("span %s: %s = %v, want %v", s.Name(), k, attrs[k].Emit(), v.Emit())
+				t.Errorf("span %s: %s = %v, want %v", s.Name(), k, attrs[k].String(), v.String())
 			}
 		}
 		for _, e := range s.Events() {
