@@ -483,3 +483,71 @@ func TestProviderNames(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestPipelinesFollowReloads: a reload that keeps the collector keeps its
+// pipeline (and what it queued), one that changes it gets a new one, and
+// one without tracing none.
+func TestPipelinesFollowReloads(t *testing.T) {
+	ps := NewPipelines(prometheus.NewRegistry(), discard())
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = ps.Close(ctx)
+	}()
+	grpc := &policy.Tracing{Collector: "127.0.0.1:1", Host: "127.0.0.1", Port: 1, Protocol: policy.TraceGRPC, SampleRatio: 1}
+	ratio := *grpc
+	ratio.SampleRatio = 0.1
+	overHTTP := *grpc
+	overHTTP.Protocol = policy.TraceHTTP
+	first, err := ps.Tracer(grpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name     string
+		cfg      *policy.Tracing
+		wantNil  bool
+		wantSame bool
+	}{
+		{name: "another sample ratio, the same collector", cfg: &ratio, wantSame: true},
+		{name: "another protocol", cfg: &overHTTP},
+		{name: "tracing off", wantNil: true},
+	}
+	prev := first
+	for _, s := range steps {
+		got, err := ps.Tracer(s.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got == nil) != s.wantNil {
+			t.Fatalf("%s: tracer %v", s.name, got)
+		}
+		if got != nil && (got.p == prev.p) != s.wantSame {
+			t.Errorf("%s: same pipeline %v, want %v", s.name, got.p == prev.p, s.wantSame)
+		}
+		if got != nil {
+			if got.cfg != s.cfg {
+				t.Errorf("%s: the tracer does not follow the new policy", s.name)
+			}
+			prev = got
+		}
+	}
+	// A request of a replaced pipeline's policy ends after it closed: its
+	// trace is dropped, counted, and nothing panics.
+	x := exchange(t, compiled(t), first, envoyTraceparent, "acme")
+	first.Decide(x, nil, t0.Add(time.Second))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		first.p.mu.RLock()
+		closed := first.p.closed
+		first.p.mu.RUnlock()
+		if closed || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	first.Export(x, nil, t0.Add(time.Second))
+	if got := testutil.ToFloat64(ps.m.dropped.WithLabelValues("queue_full")); got != float64(spanCount(x)) {
+		t.Errorf("dropped %v spans of a request ending after its pipeline closed, want %d", got, spanCount(x))
+	}
+}
