@@ -35,7 +35,6 @@ const (
 	attrModel         = attribute.Key("switchyard.model")
 	attrTranslation   = attribute.Key("switchyard.translation")
 	attrBlame         = attribute.Key("switchyard.blame")
-	attrFailure       = attribute.Key("switchyard.failure")
 	attrEstimated     = attribute.Key("switchyard.usage_estimated")
 	attrStatus        = attribute.Key("http.response.status_code")
 	attrErrorType     = attribute.Key("error.type")
