@@ -128,8 +128,10 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		}
 		lv.tracer.Decide(lv.x, cause, end)
 		lv.chain.Done(dctx, lv.x, cause)
-		lv.tracer.Export(lv.x, cause, end)
 		s.exchanges.CompareAndDelete(lv.x.ID, lv)
+		// Once no log entry can reach the exchange, its spans are built
+		// from it on another goroutine.
+		lv.tracer.Export(lv.x, cause, end)
 	}()
 	// Runs before the deferred Done above, so Done sees the 500.
 	defer func() {
