@@ -58,6 +58,7 @@ prometheus:
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./e2e/providersim/cmd/providersim ./cmd/devstack
+	cd e2e/otelcol && $(GO) build -o $(BIN)/otelcol .
 
 ## run: start the whole gateway locally until Ctrl-C (Redis is used when installed);
 ##      CONFIG=configs/examples/real-providers serves the real APIs (keys from the environment)

@@ -58,6 +58,8 @@ type Request struct {
 	// Prompt is the prompt with secrets and personal data masked, set only
 	// when the tenant's policy captures prompts.
 	Prompt string
+	// TraceID names the request's trace; empty when tracing is off.
+	TraceID string
 }
 
 // Request records one model request.
@@ -76,6 +78,9 @@ func (l *Logger) Request(ctx context.Context, r *Request) {
 	}
 	if r.Prompt != "" {
 		attrs = append(attrs, slog.String("prompt", r.Prompt))
+	}
+	if r.TraceID != "" {
+		attrs = append(attrs, slog.String("trace_id", r.TraceID))
 	}
 	// One event per request: the record is built here without a caller's
 	// PC, which Logger.LogAttrs takes with runtime.Callers for a source the

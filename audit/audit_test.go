@@ -53,6 +53,16 @@ func TestEvents(t *testing.T) {
 				"prompt_sha256": "", "prompt": "user: hi [email]"},
 		},
 		{
+			name: "traced request names its trace",
+			emit: func(l *Logger) {
+				l.Request(ctx, &Request{RequestID: "r4", Status: 200, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"})
+			},
+			want: map[string]any{"level": "INFO", "msg": "request", "kind": "audit", "process": "extproc",
+				"request_id": "r4", "tenant": "", "app": "", "key": "", "route": "", "requested_model": "", "served_model": "",
+				"provider": "", "routing_reason": "", "attempts": 0.0, "status": 200.0, "error_type": "",
+				"prompt_sha256": "", "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"},
+		},
+		{
 			name: "admin action",
 			emit: func(l *Logger) { l.Admin(ctx, "r3", "admin", "fault.down", slog.String("provider", "openai")) },
 			want: map[string]any{"level": "INFO", "msg": "admin", "kind": "audit", "process": "extproc",

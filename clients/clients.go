@@ -98,13 +98,15 @@ var clients = []client{
 		name: "Codex CLI", slug: "codex", pkg: pkg{npm: "@openai/codex"}, api: policy.APIResponses, agent: true,
 		// With its default model (gpt-6.2-sol) Codex 0.171 works in code
 		// mode: no tools member, its tools in an additional_tools input
-		// item, the shell behind a custom exec tool of JavaScript. The
-		// simulator refuses that item type, so the capture names a model
-		// of the classic shape; the matrix still runs the default.
+		// item, the shell behind a custom exec tool that runs JavaScript
+		// calling tools.exec_command. The prompt asks for the shell both
+		// ways; the simulator calls the one offered. The capture names a
+		// model of the classic shape, which the translations serve too.
 		captureModel: "gpt-4o-mini",
 		command: func(w *workspace) []string {
 			return []string{w.bin("codex"), "exec", "--skip-git-repo-check", "-s", "read-only",
-				w.prompt(`Show the notes: [[call exec_command {"cmd":%q}]]`, "cat "+notesFile)}
+				w.prompt(`Show the notes: [[call exec_command {"cmd":%q}]] [[call exec {"input":%q}]]`,
+					"cat "+notesFile, `text(JSON.stringify(await tools.exec_command({cmd: "cat `+notesFile+`"})))`)}
 		},
 		pass: codexPassed,
 	},

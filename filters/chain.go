@@ -148,7 +148,10 @@ func (c *Chain) NeedsResponse() bool { return len(c.respHdr)+len(c.respBody) > 0
 // RequestHeaders runs the request-headers hooks in ascending order.
 func (c *Chain) RequestHeaders(ctx context.Context, x *Exchange) error {
 	for _, h := range c.reqHdr {
-		if err := h.RequestHeaders(ctx, x); err != nil || x.reply != nil {
+		start := x.Trace.clock()
+		err := h.RequestHeaders(ctx, x)
+		x.Trace.record(h, PhaseRequestHeaders, 0, start, err)
+		if err != nil || x.reply != nil {
 			return err
 		}
 	}
@@ -162,7 +165,10 @@ func (c *Chain) RequestBody(ctx context.Context, x *Exchange) error {
 		return err
 	}
 	for _, h := range c.reqBody {
-		if err := h.RequestBody(ctx, x); err != nil || x.reply != nil {
+		start := x.Trace.clock()
+		err := h.RequestBody(ctx, x)
+		x.Trace.record(h, PhaseRequestBody, 0, start, err)
+		if err != nil || x.reply != nil {
 			if err != nil && c.rescued(ctx, x, err) {
 				return nil
 			}
@@ -184,7 +190,10 @@ func (c *Chain) rescued(ctx context.Context, x *Exchange, err error) bool {
 // Attempt runs the attempt hooks in ascending order.
 func (c *Chain) Attempt(ctx context.Context, x *Exchange, a *Attempt) error {
 	for _, h := range c.attempt {
-		if err := h.Attempt(ctx, x, a); err != nil {
+		start := x.Trace.clock()
+		err := h.Attempt(ctx, x, a)
+		x.Trace.record(h, PhaseAttempt, a.N, start, err)
+		if err != nil {
 			return err
 		}
 	}

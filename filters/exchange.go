@@ -58,6 +58,8 @@ type Exchange struct {
 	// Cached is set when the response cache answered instead of a
 	// provider.
 	Cached Cached
+	// Trace is what the request's trace will show; nil when tracing is off.
+	Trace *Trace
 
 	mu       sync.Mutex
 	attempts []*Attempt

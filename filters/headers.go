@@ -28,4 +28,7 @@ const (
 	// HeaderDegraded marks an answer served in degraded mode, such as a
 	// stale cache entry when every provider failed (response).
 	HeaderDegraded = "x-switchyard-degraded"
+	// HeaderTraceID names the request's trace, when tracing is on
+	// (response).
+	HeaderTraceID = "x-switchyard-trace-id"
 )

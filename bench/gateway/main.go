@@ -46,6 +46,7 @@ func main() {
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
 	extprocArgs := flag.String("extproc-args", "", "with -overload, flags added to ext_proc's command line (say -max-inflight 128)")
+	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	flag.Parse()
 	var err error
 	switch {
@@ -53,6 +54,8 @@ func main() {
 		err = profileExtProc(*profile, *n64, *profileConc)
 	case *instructions > 0:
 		err = countInstructions(*instructions)
+	case *onlyTracing:
+		err = runTracing(*write, *n1, *n64)
 	case *overload > 0:
 		err = runOverload(*write, *overload, *timeout, strings.Fields(*extprocArgs))
 	default:
@@ -254,9 +257,11 @@ func run(write string, n1, n64 int) error {
 	r.render(&out)
 	fmt.Print(out.String())
 	if write != "" {
-		return docs.WriteSection(write, section, out.String())
+		if err := docs.WriteSection(write, section, out.String()); err != nil {
+			return err
+		}
 	}
-	return nil
+	return writeTracing(write, r, pin, n1/2, n64/2)
 }
 
 // gatewayCounters reads ext_proc's messages so far (every phase, both

@@ -8,7 +8,8 @@
 // Claude Code pointed at the gateway finishes its session instead of
 // calling its first tool forever. It serves the OpenAI API at
 // http://127.0.0.1:8080/v1 until Ctrl-C (or SIGTERM), which stops every
-// process it started.
+// process it started. When Jaeger is installed it starts it too, and the
+// gateway traces every request to it.
 //
 // -port runs a second stack beside it: every process and simulator then
 // takes a free port (make clients runs its clients so).
@@ -56,6 +57,10 @@ func run(ctx context.Context, o harness.Options, quiet bool) error {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return err
 	}
+	stopViewer, traces := traceViewer(&o)
+	if stopViewer != nil {
+		defer stopViewer()
+	}
 	s, err := harness.Start(ctx, o)
 	if err != nil {
 		return err
@@ -78,7 +83,8 @@ Switchyard is serving the OpenAI API at %s/v1  (store: %s)
 
 The policy being served is %s: edit it and the gateway reloads it.
 Logs: %s/*.log   Ctrl-C stops everything.
-`, s.URL, store, s.URL, key, s.PolicyDir, s.Dir)
+%s
+`, s.URL, store, s.URL, key, s.PolicyDir, s.Dir, traces)
 	if s.Sim != nil {
 		fmt.Printf("Simulated providers: %s (control API %s).\nsk-local-demo and sk-local-admin are for local use only.\n",
 			strings.Join(s.Sim.Names(), ", "), s.Sim.ControlURL())

@@ -157,6 +157,9 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 	}
 	c.cacheScopes(s.Routes, tenants)
 	c.judgeScopes(s.Routes, p)
+	if s.Gateway != nil {
+		c.tracingScopes(s.Gateway.Tracing, p.Gateway.Tracing, p)
+	}
 	if len(c.probs) > 0 {
 		return nil, c.probs
 	}
@@ -291,6 +294,7 @@ func (c *compiler) gateway(g *GatewaySpec, out *Gateway) {
 		out.CapturePrompts = g.Audit.CapturePrompts
 	}
 	out.RetiredModels = c.retiredModels(src, g.RetiredModels)
+	out.Tracing = c.tracing(src, g.Tracing)
 	if l := g.LocalRateLimit; l != nil {
 		if l.RequestsPerSecond <= 0 {
 			c.at(src, "gateway", "local_rate_limit.requests_per_second", "must be > 0")

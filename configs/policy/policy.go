@@ -134,6 +134,8 @@ type Gateway struct {
 	CapturePrompts bool
 	// RetiredModels is what requests for a retired model get.
 	RetiredModels Retired
+	// Tracing is nil when traces are off.
+	Tracing *Tracing
 }
 
 // Retired is what a request for a model past its retired_on gets.

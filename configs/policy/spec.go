@@ -48,6 +48,8 @@ type GatewaySpec struct {
 	// serve (sent as named: a provider, region or simulator that still
 	// serves it).
 	RetiredModels string `yaml:"retired_models"`
+	// Tracing exports OpenTelemetry traces (tracing.go).
+	Tracing *TracingSpec `yaml:"tracing"`
 }
 
 // GovernorSpec configures the cost governor. The daily budget is split

@@ -28,6 +28,7 @@ import (
 	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/envoy/channel"
 	"github.com/switchyard/switchyard/extproc/server"
+	"github.com/switchyard/switchyard/extproc/tracing"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
 	"github.com/switchyard/switchyard/filters/router"
@@ -170,6 +171,15 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		defer leases.Close()
 		st = leases
 	}
+	traces := tracing.NewPipelines(reg, log)
+	defer func() {
+		// What was kept before shutdown reaches the collector, if it can.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := traces.Close(flushCtx); err != nil {
+			log.Warn("flushing the traces", slog.String("error", err.Error()))
+		}
+	}()
 	sticky := router.NewSticky(100_000, time.Now)
 	cal := calibration.New(replicaName(), st, reg, log)
 	var (
@@ -212,7 +222,11 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 			}
 		}
 		cal.Retain(auto)
-		return &server.Runtime{Policy: p, Chains: chains}, nil
+		tr, err := traces.Tracer(p.Gateway.Tracing)
+		if err != nil {
+			return nil, err
+		}
+		return &server.Runtime{Policy: p, Chains: chains, Tracing: tr}, nil
 	}
 	p, err := policy.Load(c.configDir)
 	if err != nil {

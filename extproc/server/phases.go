@@ -35,7 +35,8 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 		ID: id, Started: s.now(), Policy: rt.Policy, Route: route,
 		Method: hdrs.Get(":method"), Path: path, Query: query, Header: hdrs,
 	}
-	lv := &live{x: x, chain: rt.Chains[route.Name]}
+	lv := &live{x: x, chain: rt.Chains[route.Name], tracer: rt.Tracing}
+	beginTrace(ctx, rt.Tracing, x)
 	// Attempts find their exchange by this id, which a client may choose:
 	// a second request under an id in flight would take over the first's
 	// attempts (its provider, its key, its budget), so it is refused.
@@ -156,7 +157,7 @@ func (s *Server) translated(ctx context.Context, lv *live, a *filters.Attempt, h
 			{Key: "accept-encoding", Value: "identity"},
 			{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))},
 		}, a.Upstream.Header...),
-		remove: withheld(hdrs),
+		remove: keepTraceHeaders(lv.x, withheld(hdrs)),
 	}, nil
 }
 
@@ -229,6 +230,7 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 		lv.cause = e
 		ch.Data = append(ch.Data, x.ErrorEvent(e)...)
 	}
+	lv.tracer.Observe(x, ch.Data, !lv.streaming)
 	if ch.EOS {
 		lv.complete = true
 	} else if lv.streaming && lv.cause == nil && lv.lastByte.Sub(x.Started) >= x.Route.StreamTimeout {

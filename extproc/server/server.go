@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
+	"github.com/switchyard/switchyard/extproc/tracing"
 	"github.com/switchyard/switchyard/filters"
 )
 
@@ -27,6 +28,8 @@ var ErrClientGone = filters.ErrClientGone
 type Runtime struct {
 	Policy *policy.Policy
 	Chains map[string]*filters.Chain
+	// Tracing is nil when the policy traces nothing.
+	Tracing *tracing.Tracer
 }
 
 // Server implements the ext_proc ExternalProcessor service.
@@ -53,8 +56,9 @@ func New(rt func() *Runtime, log *slog.Logger) *Server {
 
 // live is an exchange in flight with the chain it runs.
 type live struct {
-	x     *filters.Exchange
-	chain *filters.Chain
+	x      *filters.Exchange
+	chain  *filters.Chain
+	tracer *tracing.Tracer
 	// cause is why the exchange ended early (a refusal), nil when served.
 	cause error
 	// complete is set once the response has been fully processed.
@@ -111,6 +115,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			return
 		}
 		cause := lv.cause
+		end := s.now()
 		dctx := context.WithoutCancel(ctx)
 		if !lv.complete && cause == nil {
 			cause = s.unfinished(dctx, lv)
@@ -121,8 +126,12 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		for _, a := range s.awaitOutcomes(lv.x, outcomeWait) {
 			s.settle(dctx, lv, a, filters.Outcome{Failure: noResponse, Cause: filters.CauseExcused, Latency: s.now().Sub(a.Started)})
 		}
+		lv.tracer.Decide(lv.x, cause, end)
 		lv.chain.Done(dctx, lv.x, cause)
 		s.exchanges.CompareAndDelete(lv.x.ID, lv)
+		// Once no log entry can reach the exchange, its spans are built
+		// from it on another goroutine.
+		lv.tracer.Export(lv.x, cause, end)
 	}()
 	// Runs before the deferred Done above, so Done sees the 500.
 	defer func() {
@@ -197,6 +206,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			return status.Errorf(codes.Unimplemented, "unexpected message %T", v)
 		}
 		annotate(resp, lv)
+		stampTrace(resp, lv)
 		s.metrics.observe(req, false, s.now().Sub(start))
 		if err := stream.Send(resp); err != nil {
 			return err

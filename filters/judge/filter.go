@@ -23,6 +23,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/switchyard/switchyard/apischema/openai"
@@ -79,6 +83,9 @@ type job struct {
 	ask          []byte
 	conversation []openai.Message
 	answer       string
+	// trace is the graded request's: the grading is a trace of its own,
+	// linked to it.
+	trace *filters.Trace
 }
 
 type metrics struct {
@@ -175,7 +182,7 @@ func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
 	if f.draw() >= f.args.Sample {
 		return nil
 	}
-	j := &job{requestID: x.ID}
+	j := &job{requestID: x.ID, trace: x.Trace}
 	if x.Caller.Tenant != nil {
 		j.tenant = x.Caller.Tenant.Name
 	}
@@ -259,6 +266,18 @@ func (f *Filter) grade(j *job) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), gradeTimeout)
 	defer cancel()
+	// The grading's calls go through the gateway with its trace context,
+	// so their own spans join the grading's trace.
+	ctx, span := j.trace.StartLinked(ctx, "switchyard.judge",
+		attribute.String("switchyard.request_id", j.requestID), attribute.String("switchyard.route", f.route),
+		attribute.String("switchyard.model", j.served), attribute.String("gen_ai.evaluation.name", "switchyard.judge"))
+	defer func() {
+		span.SetAttributes(attribute.String("switchyard.judge.outcome", outcome))
+		if outcome == "failed" {
+			span.SetStatus(codes.Error, "a call of the grading failed")
+		}
+		span.End()
+	}()
 	reference, err := f.complete(ctx, j.ask)
 	if err != nil {
 		f.log.Warn("judge: the reference answer failed", "request_id", j.requestID, "route", f.route, "model", f.reference, "error", err.Error())
@@ -276,6 +295,8 @@ func (f *Filter) grade(j *job) {
 		return
 	}
 	outcome = "graded"
+	span.AddEvent("gen_ai.evaluation.result", trace.WithAttributes(
+		attribute.String("gen_ai.evaluation.name", "switchyard.judge"), attribute.Float64("gen_ai.evaluation.score.value", score)))
 	f.metrics.score.WithLabelValues(f.route, j.tenant, j.served).Add(score)
 	if f.cal != nil {
 		// The judge is the gateway's own: its verdicts move the route's
@@ -310,6 +331,7 @@ func (f *Filter) complete(ctx context.Context, body []byte) (string, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+f.key)
 	req.Header.Set("Content-Type", "application/json")
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := f.client.Do(req)
 	if err != nil {
 		return "", errors.New("the gateway did not answer")

@@ -54,6 +54,7 @@ type gateway struct {
 	mu     sync.Mutex
 	calls  []openai.ChatRequest
 	auth   []string
+	traces []string // each call's traceparent
 	reply  string
 	status int
 }
@@ -64,6 +65,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(raw, &req)
 	g.mu.Lock()
 	g.calls, g.auth = append(g.calls, req), append(g.auth, r.Header.Get("Authorization"))
+	g.traces = append(g.traces, r.Header.Get("traceparent"))
 	status, reply := g.status, g.reply
 	g.mu.Unlock()
 	if status != 0 {
@@ -113,6 +115,8 @@ type rig struct {
 	gw     *gateway
 	log    *bytes.Buffer
 	ledger *ratings
+	// trace is the served exchanges' trace; nil: tracing off.
+	trace *filters.Trace
 }
 
 func newRig(t *testing.T, args string) *rig {
@@ -142,7 +146,7 @@ func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) 
 		t.Fatal(perr)
 	}
 	x := &filters.Exchange{ID: "req-1", Policy: r.p, Route: r.p.Routes[0], Chat: chat, Plan: []filters.Target{{Model: r.p.Model(served)}},
-		Caller: filters.Caller{Tenant: &policy.Tenant{Name: "acme"}}}
+		Caller: filters.Caller{Tenant: &policy.Tenant{Name: "acme"}}, Trace: r.trace}
 	ctx := context.Background()
 	if err := r.f.RequestBody(ctx, x); err != nil {
 		t.Fatal(err)

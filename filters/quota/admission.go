@@ -41,6 +41,9 @@ type admission struct {
 	// reached the store (a timeout): Done releases the ID to be sure.
 	uncertain bool
 	headers   rateHeaders
+	// left is the least the caller has left of its budgets after the
+	// reservation, for the request's trace; -1 when no budget applies.
+	left int64
 	// refused is set when the quota filter itself refused the request: the
 	// request windows it was counted in, its provider's included, get it
 	// back.
@@ -86,7 +89,7 @@ func (s scope) windowName(kind string) string {
 }
 
 func (f *Filter) newAdmission(x *filters.Exchange) *admission {
-	a := &admission{tenant: x.Caller.Tenant, app: x.Caller.App, demand: demandOf(x)}
+	a := &admission{tenant: x.Caller.Tenant, app: x.Caller.App, demand: demandOf(x), left: -1}
 	a.tokens = a.demand.tokens(x.Plan)
 	return a
 }
@@ -164,6 +167,9 @@ func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) e
 		}
 	}
 	refused, err := f.take(ctx, a, c)
+	if a.left >= 0 {
+		x.Trace.Note(filters.BudgetLeft(a.left))
+	}
 	if err != nil {
 		return err
 	}
@@ -221,6 +227,11 @@ func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.Budge
 		}
 	}
 	f.observe(a.tenant, c.Lines, res.Lines)
+	for _, st := range res.Lines {
+		if a.left < 0 || st.Remaining < a.left {
+			a.left = st.Remaining
+		}
+	}
 	var be *store.BudgetExceededError
 	errors.As(res.Budget, &be)
 	f.alert(c.Lines, res.Lines, be)

@@ -23,6 +23,7 @@ func auditEvent(x *filters.Exchange, r *ledger.Record) *audit.Request {
 		RequestID: r.RequestID, Tenant: r.Tenant, App: r.App, Key: r.KeyName, Route: r.Route,
 		RequestedModel: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider,
 		RoutingReason: x.RouteReason, Attempts: r.Attempts, Status: r.Status, ErrorType: r.ErrorType,
+		TraceID: r.TraceID,
 	}
 	if len(x.Body) > 0 {
 		sum := sha256.Sum256(x.Body)

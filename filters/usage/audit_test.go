@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -44,6 +46,34 @@ func TestAuditEvent(t *testing.T) {
 			}
 			if e.Key != "acme-web" || e.RoutingReason != x.RouteReason || e.Route != "chat" {
 				t.Errorf("event %+v lacks who, why or where", e)
+			}
+		})
+	}
+}
+
+// TestTraceIDInRecordAndAudit: a traced request's ledger row and audit
+// line name its trace; an untraced one's name none.
+func TestTraceIDInRecordAndAudit(t *testing.T) {
+	p := testPolicyCompiled(t)
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:  trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8},
+	})
+	for _, tt := range []struct {
+		name  string
+		trace *filters.Trace
+		want  string
+	}{
+		{"tracing off", nil, ""},
+		{"traced", filters.NewTrace(trace.SpanContext{}, sc, nil), "4bf92f3577b34da6a3ce929d0e0e4736"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := exchange(t, p, `{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
+			x.Caller.Tenant = tenant(t, p, "acme")
+			x.Trace = tt.trace
+			r := RecordOf(x, nil, t0)
+			if r.TraceID != tt.want || auditEvent(x, &r).TraceID != tt.want {
+				t.Errorf("record %q, audit %q; want %q", r.TraceID, auditEvent(x, &r).TraceID, tt.want)
 			}
 		})
 	}

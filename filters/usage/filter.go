@@ -139,6 +139,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 		InputTokens: int64(x.Usage.PromptTokens), OutputTokens: int64(x.Usage.CompletionTokens),
 		CachedTokens: int64(x.Usage.CachedTokens), CostMicros: x.Usage.CostMicros,
 		CacheHit: x.Usage.CachedTokens > 0, UsageEstimated: x.Usage.Estimated,
+		TraceID: x.Trace.ID(),
 	}
 	if x.Route != nil {
 		r.Route = x.Route.Name

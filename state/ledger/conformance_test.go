@@ -56,6 +56,8 @@ func genRecords(n int, seed uint64) []Record {
 			r.Status, r.ErrorType, r.UsageEstimated = 499, "client_disconnected", true
 		case 5: // answered by the response cache: free, and saving its price
 			r.Provider, r.SavedMicros, r.CostMicros = "cache", r.CostMicros+1, 0
+		case 6: // traced
+			r.TraceID = fmt.Sprintf("%032x", rng.Uint64())
 		}
 		out[i] = r
 	}
@@ -95,6 +97,7 @@ func TestInsertRoundTrip(t *testing.T) {
 				InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, CostMicros: 9_876_543_210,
 				Latency: 1234567891 * time.Nanosecond, TimeToFirstToken: 98765432 * time.Nanosecond,
 				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901, SavedMicros: 8_765_432_109,
+				TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
 			},
 			{RequestID: "bare", Time: t0},
 			{

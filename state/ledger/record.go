@@ -57,6 +57,9 @@ type Record struct {
 	// from: catalog, pattern or estimated (policy.PriceSource); empty when
 	// no attempt was made.
 	PriceSource string
+	// TraceID is the request's OpenTelemetry trace, in hex; empty when
+	// tracing was off.
+	TraceID string
 }
 
 // Model is the model a record is grouped and filtered by: the one that
@@ -82,7 +85,7 @@ func (r Record) normalized() Record {
 	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
 	for _, s := range []*string{
 		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
-		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID,
 	} {
 		*s = cleanText(*s)
 	}

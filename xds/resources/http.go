@@ -121,7 +121,10 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 	}
 	m.AccessLog = []*accesslogv3.AccessLog{cutLog()}
 	if o.AccessLog {
-		m.AccessLog = append(m.AccessLog, accessLog())
+		m.AccessLog = append(m.AccessLog, accessLog(p.Gateway.Tracing != nil))
+	}
+	if t := p.Gateway.Tracing; t != nil {
+		m.Tracing = connectionTracing(t)
 	}
 	return m
 }
@@ -529,7 +532,9 @@ func jsonFormat(m map[string]any) *corev3.SubstitutionFormatString {
 	}
 }
 
-func accessLog() *accesslogv3.AccessLog {
+// accessLog is the JSON line of each request; with tracing on it names
+// the request's trace.
+func accessLog(traced bool) *accesslogv3.AccessLog {
 	fields := map[string]any{
 		"time":        "%START_TIME%",
 		"request_id":  "%REQ(X-REQUEST-ID)%",
@@ -550,6 +555,9 @@ func accessLog() *accesslogv3.AccessLog {
 	// twelve, more than a bare hop's whole request (make
 	// bench-instructions, docs/BENCHMARKS.md).
 	fields[contract.AccessLogMetadataNamespace] = "%DYNAMIC_METADATA(" + contract.AccessLogMetadataNamespace + ")%"
+	if traced {
+		fields["trace_id"] = "%TRACE_ID%"
+	}
 	return &accesslogv3.AccessLog{
 		Name: "envoy.access_loggers.stdout",
 		ConfigType: &accesslogv3.AccessLog_TypedConfig{TypedConfig: mustAny(&streamlogv3.StdoutAccessLog{

@@ -33,6 +33,9 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 	for _, pr := range p.Providers {
 		clusters = append(clusters, Cluster(pr, p.Gateway.Edge, o))
 	}
+	if t := p.Gateway.Tracing; t != nil {
+		clusters = append(clusters, tracingCluster(t, o))
+	}
 	snap, err := cache.NewSnapshot(p.Version, map[resource.Type][]types.Resource{
 		resource.ClusterType:  clusters,
 		resource.RouteType:    {RouteConfig(p)},
@@ -53,10 +56,11 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 // (the router-level ext_proc cluster's circuit breaker). Envoy reads a
 // breaker's runtime key at each request, so a new bound holds at once.
 func Runtime(p *policy.Policy) *runtimev3.Runtime {
-	return &runtimev3.Runtime{
-		Name:  contract.RuntimeLayer,
-		Layer: mustStruct(map[string]any{contract.MaxRequestsInFlightKey: float64(p.Gateway.Edge.MaxRequestsInFlight)}),
+	layer := map[string]any{contract.MaxRequestsInFlightKey: float64(p.Gateway.Edge.MaxRequestsInFlight)}
+	if p.Gateway.Tracing != nil {
+		layer[tracingFlushIntervalKey] = float64(tracingFlushInterval.Milliseconds())
 	}
+	return &runtimev3.Runtime{Name: contract.RuntimeLayer, Layer: mustStruct(layer)}
 }
 
 func adsSource() *corev3.ConfigSource {

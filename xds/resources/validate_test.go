@@ -48,7 +48,10 @@ func TestEnvoyAcceptsTheSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dir := range map[string]string{"local": "../../configs/local", "real-providers": "../../configs/examples/real-providers"} {
+	for name, dir := range map[string]string{
+		"local": "../../configs/local", "real-providers": "../../configs/examples/real-providers",
+		"tracing-grpc": "testdata/tracing-grpc", "tracing-http": "testdata/tracing-http",
+	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := policy.Load(dir)
 			if err != nil {
