@@ -82,13 +82,15 @@ func routeNamed(p *policy.Policy, name string) *policy.Route {
 	return nil
 }
 
+// modelNamed is the model a name stands for in p: one of its own, or
+// one a pattern serves from the catalog (the agents' default models).
 func modelNamed(p *policy.Policy, name string) *policy.Model {
 	for _, m := range p.Models {
 		if m.Name == name {
 			return m
 		}
 	}
-	return nil
+	return p.Resolve(name).Model
 }
 
 // target is how the matrix names the model of a run: its provider kind
