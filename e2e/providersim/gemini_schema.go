@@ -40,7 +40,7 @@ func ValidateGeminiSchema(at string, raw json.RawMessage) error {
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return fmt.Errorf("Invalid JSON payload received. %v", err)
+		return refusal("Invalid JSON payload received. %v", err)
 	}
 	if err := gmCheckSchema(at, v, false); err != nil {
 		return err
@@ -53,13 +53,13 @@ func ValidateGeminiSchema(at string, raw json.RawMessage) error {
 func gmCheckSchema(at string, v any, semantic bool) error {
 	s, ok := v.(map[string]any)
 	if !ok {
-		return fmt.Errorf("Invalid JSON payload received. Expected an object for '%s' (type.googleapis.com/google.ai.generativelanguage.v1beta.Schema), got %s.", at, mustJSON(v))
+		return refusal("Invalid JSON payload received. Expected an object for '%s' (type.googleapis.com/google.ai.generativelanguage.v1beta.Schema), got %s.", at, mustJSON(v))
 	}
 	_, typed := s["type"]
 	_, union := s["anyOf"]
 	_, unionSnake := s["any_of"]
 	if semantic && !typed && !union && !unionSnake {
-		return fmt.Errorf("* GenerateContentRequest.%s.type: must be specified when not using one_of, any_of or all_of fields\n", at)
+		return refusal("* GenerateContentRequest.%s.type: must be specified when not using one_of, any_of or all_of fields\n", at)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s)) {
 		if err := gmCheckField(at, key, s[key], semantic); err != nil {
@@ -72,20 +72,20 @@ func gmCheckSchema(at string, v any, semantic bool) error {
 func gmCheckField(at, key string, v any, semantic bool) error {
 	kind, ok := gmSchemaFields[gmCamel(key)]
 	if !ok {
-		return fmt.Errorf("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", key, at)
+		return refusal("Invalid JSON payload received. Unknown name %q at '%s': Cannot find field.", key, at)
 	}
 	field := at + "." + key
 	if semantic && !strings.HasPrefix(kind, "schema") {
 		return nil
 	}
 	invalid := func(typ string, v any) error {
-		return fmt.Errorf("Invalid value at '%s' (%s), %s", field, typ, mustJSON(v))
+		return refusal("Invalid value at '%s' (%s), %s", field, typ, mustJSON(v))
 	}
 	switch kind {
 	case "type":
 		name, ok := v.(string)
 		if _, list := v.([]any); list {
-			return fmt.Errorf("Invalid JSON payload received. Unknown name \"type\" at '%s': Proto field is not repeating, cannot start list.", at)
+			return refusal("Invalid JSON payload received. Unknown name \"type\" at '%s': Proto field is not repeating, cannot start list.", at)
 		}
 		if !ok || !slices.Contains(gmTypes, strings.ToUpper(name)) {
 			return invalid("type.googleapis.com/google.ai.generativelanguage.v1beta.Type", v)
@@ -113,7 +113,7 @@ func gmCheckField(at, key string, v any, semantic bool) error {
 		}
 		for i, e := range list {
 			if _, ok := e.(string); !ok {
-				return fmt.Errorf("Invalid value at '%s[%d]' (TYPE_STRING), %s", field, i, mustJSON(e))
+				return refusal("Invalid value at '%s[%d]' (TYPE_STRING), %s", field, i, mustJSON(e))
 			}
 		}
 	case "schema":
@@ -121,7 +121,7 @@ func gmCheckField(at, key string, v any, semantic bool) error {
 	case "schema list":
 		list, ok := v.([]any)
 		if !ok {
-			return fmt.Errorf("Invalid JSON payload received. Expected a list for '%s'.", field)
+			return refusal("Invalid JSON payload received. Expected a list for '%s'.", field)
 		}
 		for i, e := range list {
 			if err := gmCheckSchema(fmt.Sprintf("%s[%d]", field, i), e, semantic); err != nil {
@@ -131,7 +131,7 @@ func gmCheckField(at, key string, v any, semantic bool) error {
 	case "schemas by name":
 		props, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("Invalid JSON payload received. Expected an object for '%s'.", field)
+			return refusal("Invalid JSON payload received. Expected an object for '%s'.", field)
 		}
 		for _, name := range slices.Sorted(maps.Keys(props)) {
 			// The real API names map entries by position; the simulator
@@ -184,3 +184,11 @@ func gmCheckDeclarations(tools []gmTool) *apiError {
 	}
 	return nil
 }
+
+// schemaRefusal is the message Gemini's API words a schema refusal in,
+// capitals and full stops included, as the simulator answers it.
+type schemaRefusal string
+
+func (r schemaRefusal) Error() string { return string(r) }
+
+func refusal(format string, args ...any) error { return schemaRefusal(fmt.Sprintf(format, args...)) }
