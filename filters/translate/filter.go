@@ -251,10 +251,11 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 }
 
 // Cost prices usage on model m in micro-USD, rounding half up once per
-// request. Cached prompt tokens are billed at the cached-input price, and
-// each web search the provider ran at its price per use.
+// request. Cached prompt tokens are billed at the cached-input price,
+// cache writes at the price of their lifetime, and each web search the
+// provider ran at its price per use.
 func Cost(m *policy.Model, u filters.Usage) int64 {
-	return m.Price.Micros(u.PromptTokens, u.CachedTokens, u.CompletionTokens) + int64(u.WebSearches)*m.ToolUseMicros("web_search")
+	return m.Price.Micros(u.Tokens()) + int64(u.WebSearches)*m.ToolUseMicros("web_search")
 }
 
 var (

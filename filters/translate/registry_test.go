@@ -59,7 +59,8 @@ func TestForPicksTheSchemaPair(t *testing.T) {
 }
 
 func TestCostRoundsOncePerRequest(t *testing.T) {
-	m := &policy.Model{Price: policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000},
+	m := &policy.Model{Price: policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000,
+		CacheWritePerMTok: 187_500, CacheWrite1hPerMTok: 300_000},
 		ToolPrices: map[string]int64{"web_search": 10_000}}
 	tests := []struct {
 		name string
@@ -73,6 +74,8 @@ func TestCostRoundsOncePerRequest(t *testing.T) {
 		{"half a micro-dollar rounds up", filters.Usage{CompletionTokens: 1, CachedTokens: 0, PromptTokens: 0}, 1},
 		{"output", filters.Usage{CompletionTokens: 1000}, 600},
 		{"web searches at the model's price per use", filters.Usage{CompletionTokens: 1000, WebSearches: 3}, 600 + 30_000},
+		{"cache writes at the price of their lifetime", filters.Usage{PromptTokens: 1_000_000, CachedTokens: 400_000, CacheWriteTokens: 200_000, CacheWrite1hTokens: 100_000},
+			300_000*150_000/1_000_000 + 400_000*75_000/1_000_000 + 200_000*187_500/1_000_000 + 100_000*300_000/1_000_000},
 	}
 	for _, tt := range tests {
 		if got := Cost(m, tt.u); got != tt.want {
