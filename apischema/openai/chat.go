@@ -47,6 +47,11 @@ type ChatRequest struct {
 	// API, read as chat, lets its answer make; the budget reservation
 	// covers them.
 	PricedToolUses int `json:"-"`
+	// CachesForAnHour is not chat's either: a request of another API asks
+	// its provider to keep a prompt-cache entry for an hour (Anthropic's
+	// ttl "1h"), whose writes cost more. Writes the provider reports
+	// without their lifetime are charged at the hour's rate.
+	CachesForAnHour bool `json:"-"`
 }
 
 // OutputCap returns the client's output token cap: max_completion_tokens

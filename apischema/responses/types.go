@@ -403,6 +403,9 @@ type Usage struct {
 // InputTokensDetails breaks input tokens down.
 type InputTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
+	// CacheWriteTokens are the input tokens written to the prompt cache,
+	// which OpenAI's newer models bill above the input price.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // OutputTokensDetails breaks output tokens down.
