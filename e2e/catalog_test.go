@@ -42,7 +42,7 @@ func TestCatalogPatternsAndAliases(t *testing.T) {
 			t.Fatalf("%d %s", status, body)
 		}
 		r := awaitRecord(t, s, id)
-		want := patternPrice.Micros(int(r.InputTokens), int(r.CachedTokens), int(r.OutputTokens))
+		want := patternPrice.Micros(rowTokens(r))
 		if r.RequestedModel != "future-model-1" || r.ServedModel != "future-model-1" || r.Provider != "openai" ||
 			r.PriceSource != string(policy.PricePattern) || r.CostMicros != want || want == 0 {
 			t.Errorf("row: %s served by %s/%s at %d micro-USD (%s); want future-model-1 on openai at %d (pattern)",
@@ -85,7 +85,7 @@ func TestCatalogPatternsAndAliases(t *testing.T) {
 			t.Fatal(err)
 		}
 		price := pol.Resolve("claude-opus-5-5").Model.Price
-		if want := price.Micros(int(r.InputTokens), int(r.CachedTokens), int(r.OutputTokens)); r.ServedModel != "claude-opus-5-5" || r.Provider != "anthropic" || r.PriceSource != string(policy.PriceCatalog) || r.CostMicros != want {
+		if want := price.Micros(rowTokens(r)); r.ServedModel != "claude-opus-5-5" || r.Provider != "anthropic" || r.PriceSource != string(policy.PriceCatalog) || r.CostMicros != want {
 			t.Errorf("row: %s/%s at %d (%s); want anthropic/claude-opus-5-5 at %d (catalog)", r.Provider, r.ServedModel, r.CostMicros, r.PriceSource, want)
 		}
 	})

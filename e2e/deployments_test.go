@@ -185,7 +185,7 @@ func TestDeployments(t *testing.T) {
 				t.Fatalf("no ledger row for %s", id)
 			}
 			p := ans.header.Get("x-switchyard-provider")
-			want := deploymentPrices[p].Micros(int(r.InputTokens), int(r.CachedTokens), int(r.OutputTokens))
+			want := deploymentPrices[p].Micros(rowTokens(r))
 			if r.Provider != p || r.ServedModel != "gpt-4o" || r.CostMicros != want || want == 0 {
 				t.Errorf("row %s: %s/%s at %d micro-USD; want %s/gpt-4o at %d (%d in, %d out)", id, r.Provider, r.ServedModel, r.CostMicros, p, want, r.InputTokens, r.OutputTokens)
 			}

@@ -103,7 +103,7 @@ func TestWebSearchesAreCharged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := pol.Model("gpt-4o-mini").Price.Micros(int(rec.InputTokens), int(rec.CachedTokens), int(rec.OutputTokens))
+	tokens := pol.Model("gpt-4o-mini").Price.Micros(rowTokens(rec))
 	if rec.CostMicros != tokens+35_000 {
 		t.Errorf("cost %d µUSD; want the tokens' %d and one search's 35000", rec.CostMicros, tokens)
 	}

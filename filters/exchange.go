@@ -230,6 +230,12 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	CachedTokens     int
+	// CacheWriteTokens and CacheWrite1hTokens are the prompt tokens the
+	// provider wrote to its prompt cache for its default lifetime and for
+	// an hour; like CachedTokens, part of PromptTokens at a rate of their
+	// own.
+	CacheWriteTokens   int
+	CacheWrite1hTokens int
 	// WebSearches are the searches the provider ran for the answer, each
 	// billed apart from tokens.
 	WebSearches int
@@ -237,6 +243,12 @@ type Usage struct {
 	// Estimated is set when the provider's own count never arrived (a
 	// stream cut short) and the gateway counted instead.
 	Estimated bool
+}
+
+// Tokens are the counts u is priced by.
+func (u Usage) Tokens() policy.Tokens {
+	return policy.Tokens{Prompt: u.PromptTokens, Completion: u.CompletionTokens, CacheRead: u.CachedTokens,
+		CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens}
 }
 
 // Sent is what the client has been sent of an answer so far. A stream cut

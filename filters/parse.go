@@ -34,6 +34,7 @@ func parseBody(x *Exchange) *openai.Error {
 			if x.Chat.PricedToolUses, err = anthropic.PricedToolUses(req); err != nil {
 				return err
 			}
+			x.Chat.CachesForAnHour = anthropic.CachesForAnHour(req)
 		}
 	case policy.APIResponses:
 		req, err := apiresponses.ParseRequest(x.Body)

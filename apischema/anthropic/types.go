@@ -26,6 +26,9 @@ type MessagesRequest struct {
 	Tools         []Tool      `json:"tools,omitempty"`
 	ToolChoice    *ToolChoice `json:"tool_choice,omitempty"`
 	Metadata      *Metadata   `json:"metadata,omitempty"`
+	// CacheControl asks for automatic caching: the cache breakpoint moves
+	// with the conversation.
+	CacheControl *CacheControl `json:"cache_control,omitempty"`
 }
 
 // Message is one turn of the conversation.
@@ -82,6 +85,8 @@ type Block struct {
 	// Thinking and Signature are a thinking block's.
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// CacheControl marks the end of a prompt prefix to cache.
+	CacheControl *CacheControl `json:"cache_control,omitempty"`
 }
 
 // Source is where an image or document block's bytes come from.
@@ -101,6 +106,8 @@ type Tool struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// MaxUses bounds a server tool's uses in one answer.
 	MaxUses *int `json:"max_uses,omitempty"`
+	// CacheControl marks the end of a prompt prefix to cache.
+	CacheControl *CacheControl `json:"cache_control,omitempty"`
 }
 
 // ToolChoice is auto, any, a named tool, or none.

@@ -41,12 +41,28 @@ type ChatRequest struct {
 	// refused.
 	WebSearchOptions json.RawMessage `json:"web_search_options,omitempty"`
 	Audio            json.RawMessage `json:"audio,omitempty"`
+	// PromptCacheOptions sets OpenAI's prompt cache; only its lifetime is
+	// read, to refuse one whose writes cost more than the catalog prices.
+	PromptCacheOptions *PromptCacheOptions `json:"prompt_cache_options,omitempty"`
 
 	// PricedToolUses is not chat's: it is the most uses of server tools
 	// billed per use (Anthropic's web search) that a request of another
 	// API, read as chat, lets its answer make; the budget reservation
 	// covers them.
 	PricedToolUses int `json:"-"`
+	// CachesForAnHour is not chat's either: a request of another API asks
+	// its provider to keep a prompt-cache entry for an hour (Anthropic's
+	// ttl "1h"), whose writes cost more. Writes the provider reports
+	// without their lifetime are charged at the hour's rate.
+	CachesForAnHour bool `json:"-"`
+}
+
+// PromptCacheOptions are OpenAI's prompt-cache settings (GPT-5.6 and
+// later models).
+type PromptCacheOptions struct {
+	// TTL is the least time a written prefix is kept: "30m", the default,
+	// is the lifetime whose writes the catalog prices (cache_write).
+	TTL string `json:"ttl,omitempty"`
 }
 
 // OutputCap returns the client's output token cap: max_completion_tokens

@@ -136,7 +136,7 @@ func checkRanges(r *ChatRequest) *Error {
 	if present(r.Audio) {
 		return bad("audio", "audio output is not available through this gateway: audio tokens are priced apart from what this gateway's budgets account for")
 	}
-	return nil
+	return CheckPromptCache(r.PromptCacheOptions)
 }
 
 // present reports whether an optional member was sent with a value.
@@ -175,4 +175,16 @@ func jsonKind(goKind string) string {
 	default:
 		return "a number"
 	}
+}
+
+// CheckPromptCache refuses a prompt-cache lifetime other than OpenAI's
+// default 30 minutes: a longer one's writes cost more than the catalog's
+// cache_write, which budgets and the ledger charge. The error is a 400
+// naming prompt_cache_options.ttl.
+func CheckPromptCache(o *PromptCacheOptions) *Error {
+	if o == nil || o.TTL == "" || o.TTL == "30m" {
+		return nil
+	}
+	return Errorf(http.StatusBadRequest, TypeInvalidRequest, "invalid_value",
+		"prompt_cache_options.ttl must be \"30m\": a longer prompt cache lifetime bills its writes above what this gateway's budgets account for").WithParam("prompt_cache_options.ttl")
 }

@@ -59,6 +59,8 @@ func TestParseChatRequest(t *testing.T) {
 		{"default service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"default"}`, "", ""},
 		{"priority service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"priority"}`, "invalid_value", "service_tier"},
 		{"flex service tier", `{"model":"m","messages":[{"role":"user","content":"hi"}],"service_tier":"flex"}`, "invalid_value", "service_tier"},
+		{"the default prompt cache lifetime", `{"model":"m","messages":[{"role":"user","content":"hi"}],"prompt_cache_options":{"ttl":"30m","mode":"explicit"}}`, "", ""},
+		{"a longer prompt cache lifetime", `{"model":"m","messages":[{"role":"user","content":"hi"}],"prompt_cache_options":{"ttl":"12h"}}`, "invalid_value", "prompt_cache_options.ttl"},
 		{"web search", `{"model":"m","messages":[{"role":"user","content":"hi"}],"web_search_options":{}}`, "invalid_value", "web_search_options"},
 		{"audio output", `{"model":"m","messages":[{"role":"user","content":"hi"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"}}`, "invalid_value", "audio"},
 		{"audio null", `{"model":"m","messages":[{"role":"user","content":"hi"}],"audio":null}`, "", ""},

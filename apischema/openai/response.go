@@ -78,8 +78,16 @@ type ServerToolUse struct {
 
 // PromptTokensDetails breaks prompt tokens down.
 type PromptTokensDetails struct {
-	CachedTokens     int `json:"cached_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	// CacheWriteTokens are the prompt tokens the provider wrote to its
+	// prompt cache, billed above the input price.
 	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// CacheWrite5mTokens and CacheWrite1hTokens break CacheWriteTokens
+	// down by lifetime, as far as the provider did (Anthropic's
+	// cache_creation): writes it did not attribute are in neither. They
+	// are the gateway's, never on a chat wire.
+	CacheWrite5mTokens int `json:"-"`
+	CacheWrite1hTokens int `json:"-"`
 }
 
 // CompletionTokensDetails breaks completion tokens down.

@@ -189,7 +189,7 @@ func checkOptions(r *Request) *openai.Error {
 	default:
 		return bad("truncation", "truncation must be \"auto\" or \"disabled\"")
 	}
-	return nil
+	return openai.CheckPromptCache(r.PromptCacheOptions)
 }
 
 // checkTools checks the tools a translation reads: a function needs a

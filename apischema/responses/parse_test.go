@@ -70,6 +70,8 @@ func TestParseRequest(t *testing.T) {
 		{name: "temperature 3", body: `{"model":"m","input":"hi","temperature":3}`, wantParam: "temperature"},
 		{name: "json_schema without schema", body: `{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"r"}}}`, wantParam: "text.format"},
 		{name: "flex tier", body: `{"model":"m","input":"hi","service_tier":"flex"}`, wantParam: "service_tier"},
+		{name: "the default prompt cache lifetime", body: `{"model":"m","input":"hi","prompt_cache_key":"k","prompt_cache_options":{"ttl":"30m"}}`},
+		{name: "a longer prompt cache lifetime", body: `{"model":"m","input":"hi","prompt_cache_options":{"ttl":"12h"}}`, wantParam: "prompt_cache_options.ttl"},
 		{name: "wrong type", body: `{"model":"m","input":"hi","max_output_tokens":"5"}`, wantParam: "max_output_tokens", wantCode: "invalid_type"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
+	"github.com/switchyard/switchyard/apischema/openai"
 )
 
 // Request is a POST /v1/responses body. Pointer fields are optional; nil
@@ -30,6 +31,9 @@ type Request struct {
 	Metadata          map[string]string `json:"metadata,omitempty"`
 	ServiceTier       string            `json:"service_tier,omitempty"`
 	Truncation        string            `json:"truncation,omitempty"`
+	// PromptCacheOptions is read for its lifetime only (see
+	// [openai.CheckPromptCache]).
+	PromptCacheOptions *openai.PromptCacheOptions `json:"prompt_cache_options,omitempty"`
 
 	// What needs state the gateway does not keep; the parser refuses it.
 	Store              *bool           `json:"store,omitempty"`
@@ -403,6 +407,9 @@ type Usage struct {
 // InputTokensDetails breaks input tokens down.
 type InputTokensDetails struct {
 	CachedTokens int `json:"cached_tokens"`
+	// CacheWriteTokens are the input tokens written to the prompt cache,
+	// which OpenAI's newer models bill above the input price.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // OutputTokensDetails breaks output tokens down.

@@ -54,32 +54,38 @@ catalog:
 		{
 			name: "everything from the catalog", model: p.Model("claude-opus-5-5"),
 			wantUpstream: "claude-opus-5-5", wantContext: 1_000_000, wantOutput: 128_000,
-			wantPrice:   policy.Price{InputPerMTok: 4_000_000, OutputPerMTok: 20_000_000, CachedInputPerMTok: 200_000},
+			wantPrice: policy.Price{InputPerMTok: 4_000_000, OutputPerMTok: 20_000_000, CachedInputPerMTok: 200_000,
+				CacheWritePerMTok: 5_000_000, CacheWrite1hPerMTok: 8_000_000},
 			wantQuality: 0.97, wantVendor: "anthropic", wantWebSearch: 10_000,
 		},
 		{
 			name: "the policy's price and quality win", model: p.Model("gpt-6.2-sol"),
 			wantUpstream: "gpt-6.2-sol", wantContext: 1_050_000, wantOutput: 128_000,
-			wantPrice:   policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000},
+			wantPrice: policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000,
+				CacheWritePerMTok: 1_000_000, CacheWrite1hPerMTok: 1_000_000},
 			wantQuality: 0.5, wantVendor: "openai",
 		},
 		{
 			name: "a second deployment keeps the first's price, under its own upstream", model: p.Model("gpt-6.2-sol").Deployments[1],
 			wantUpstream: "my-deployment", wantContext: 1_050_000, wantOutput: 128_000,
-			wantPrice:   policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000},
+			wantPrice: policy.Price{InputPerMTok: 1_000_000, OutputPerMTok: 2_000_000, CachedInputPerMTok: 1_000_000,
+				CacheWritePerMTok: 1_000_000, CacheWrite1hPerMTok: 1_000_000},
 			wantQuality: 0.5, wantVendor: "openai",
 		},
 		{
 			name: "a model named after a catalog entry with catalog:", model: p.Model("house-default"),
 			wantUpstream: "claude-haiku-5-5", wantContext: 1_000_000, wantOutput: 128_000,
 			wantPrice: policy.Price{InputPerMTok: 100_000, OutputPerMTok: 500_000, CachedInputPerMTok: 10_000,
-				LongAbove: 100_000, Long: policy.Rates{InputPerMTok: 500_000, OutputPerMTok: 2_500_000, CachedInputPerMTok: 50_000}},
+				CacheWritePerMTok: 125_000, CacheWrite1hPerMTok: 200_000,
+				LongAbove: 100_000, Long: policy.Rates{InputPerMTok: 500_000, OutputPerMTok: 2_500_000, CachedInputPerMTok: 50_000,
+					CacheWritePerMTok: 625_000, CacheWrite1hPerMTok: 1_000_000}},
 			wantQuality: 0.78, wantVendor: "anthropic", wantWebSearch: 10_000,
 		},
 		{
 			name: "a policy's catalog entry replaces the shipped one", model: p.Model("gpt-4o"),
 			wantUpstream: "gpt-4o", wantContext: 64_000, wantOutput: 1000,
-			wantPrice:   policy.Price{InputPerMTok: 9_000_000, OutputPerMTok: 9_000_000, CachedInputPerMTok: 9_000_000},
+			wantPrice: policy.Price{InputPerMTok: 9_000_000, OutputPerMTok: 9_000_000, CachedInputPerMTok: 9_000_000,
+				CacheWritePerMTok: 9_000_000, CacheWrite1hPerMTok: 9_000_000},
 			wantQuality: 0.5, wantVendor: "openai",
 		},
 	}
@@ -108,30 +114,46 @@ catalog:
 func TestPriceTiers(t *testing.T) {
 	t.Parallel()
 	p := policy.Price{InputPerMTok: 2_000_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 100_000,
-		LongAbove: 272_000, Long: policy.Rates{InputPerMTok: 4_000_000, OutputPerMTok: 15_000_000, CachedInputPerMTok: 200_000}}
+		CacheWritePerMTok: 2_500_000, CacheWrite1hPerMTok: 4_000_000,
+		LongAbove: 272_000, Long: policy.Rates{InputPerMTok: 4_000_000, OutputPerMTok: 15_000_000, CachedInputPerMTok: 200_000,
+			CacheWritePerMTok: 5_000_000, CacheWrite1hPerMTok: 8_000_000}}
 	tests := []struct {
-		name                   string
-		prompt, cached, output int
-		wantMicros             int64
+		name       string
+		tokens     policy.Tokens
+		wantMicros int64
 	}{
-		{name: "short prompt", prompt: 100_000, cached: 50_000, output: 1000, wantMicros: 100_000 + 5000 + 10_000},
-		{name: "at the threshold: still short", prompt: 272_000, output: 0, wantMicros: 544_000},
-		{name: "above: every token at the long rates", prompt: 300_000, cached: 100_000, output: 1000, wantMicros: 800_000 + 20_000 + 15_000},
+		{name: "short prompt", tokens: policy.Tokens{Prompt: 100_000, CacheRead: 50_000, Completion: 1000}, wantMicros: 100_000 + 5000 + 10_000},
+		{name: "at the threshold: still short", tokens: policy.Tokens{Prompt: 272_000}, wantMicros: 544_000},
+		{name: "above: every token at the long rates", tokens: policy.Tokens{Prompt: 300_000, CacheRead: 100_000, Completion: 1000}, wantMicros: 800_000 + 20_000 + 15_000},
+		{name: "writes at their rates, reads and the rest at theirs",
+			tokens:     policy.Tokens{Prompt: 100_000, CacheRead: 40_000, CacheWrite: 30_000, CacheWrite1h: 20_000, Completion: 1000},
+			wantMicros: 10_000*2 + 40_000/10 + 30_000*5/2 + 20_000*4 + 10_000},
+		{name: "a long prompt's writes at the long tier's", tokens: policy.Tokens{Prompt: 300_000, CacheWrite: 100_000, CacheWrite1h: 100_000},
+			wantMicros: 100_000*4 + 100_000*5 + 100_000*8},
+		{name: "writes beyond the prompt: the dearest count, the cheap reads are cut",
+			tokens: policy.Tokens{Prompt: 1000, CacheRead: 800, CacheWrite: 500, CacheWrite1h: 400}, wantMicros: (400*4_000_000 + 500*2_500_000 + 100*100_000 + 500_000) / 1_000_000},
+		{name: "rounds half up once", tokens: policy.Tokens{Prompt: 1, CacheWrite: 1}, wantMicros: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := p.Micros(tt.prompt, tt.cached, tt.output); got != tt.wantMicros {
+			if got := p.Micros(tt.tokens); got != tt.wantMicros {
 				t.Errorf("Micros = %d, want %d", got, tt.wantMicros)
 			}
 		})
 	}
 	// The ceiling reserves the long tier for an estimate within a fifth of
-	// the threshold, since the provider's count may cross it.
-	if got, want := p.Ceiling(250_000, 1000), int64(1_000_000+15_000); got != want {
-		t.Errorf("Ceiling near the threshold = %d, want %d (the long tier)", got, want)
+	// the threshold, since the provider's count may cross it, and the
+	// whole prompt at the dearest write rate: any of it may be written.
+	if got, want := p.Ceiling(250_000, 1000), int64(2_000_000+15_000); got != want {
+		t.Errorf("Ceiling near the threshold = %d, want %d (the long tier, its 1-hour writes)", got, want)
 	}
-	if got, want := p.Ceiling(100_000, 1000), int64(200_000+10_000); got != want {
+	if got, want := p.Ceiling(100_000, 1000), int64(400_000+10_000); got != want {
 		t.Errorf("Ceiling well below = %d, want %d", got, want)
+	}
+	// Writes no dearer than input leave the ceiling at the input price.
+	plain := policy.Price{InputPerMTok: 2_000_000, OutputPerMTok: 10_000_000, CacheWritePerMTok: 2_000_000, CacheWrite1hPerMTok: 1_000_000}
+	if got, want := plain.Ceiling(100_000, 1000), int64(200_000+10_000); got != want {
+		t.Errorf("Ceiling without a write premium = %d, want %d", got, want)
 	}
 }
 

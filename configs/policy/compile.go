@@ -553,15 +553,16 @@ func (c *compiler) model(spec *ModelSpec, i int, p *Policy) (*Model, *ModelSpec)
 	return m, s
 }
 
-// prices compiles a deployment's prices; cached input costs what input
-// does unless it is priced apart.
+// prices compiles a deployment's prices.
 func (c *compiler) prices(src source, d string, s PriceSpec) (Price, bool) {
-	var out Price
 	before := len(c.probs)
-	out.InputPerMTok, out.OutputPerMTok, out.CachedInputPerMTok = c.rates(src, d, "price_usd_per_mtok", s.Input, s.Output, s.CachedInput)
+	r := c.rates(src, d, "price_usd_per_mtok", s.RatesSpec)
+	out := Price{
+		InputPerMTok: r.InputPerMTok, OutputPerMTok: r.OutputPerMTok, CachedInputPerMTok: r.CachedInputPerMTok,
+		CacheWritePerMTok: r.CacheWritePerMTok, CacheWrite1hPerMTok: r.CacheWrite1hPerMTok,
+	}
 	if l := s.LongContext; l != nil {
-		r := &out.Long
-		r.InputPerMTok, r.OutputPerMTok, r.CachedInputPerMTok = c.rates(src, d, "price_usd_per_mtok.long_context", l.Input, l.Output, l.CachedInput)
+		out.Long = c.rates(src, d, "price_usd_per_mtok.long_context", l.RatesSpec)
 		out.LongAbove = l.AboveInputTokens
 		if l.AboveInputTokens <= 0 {
 			c.at(src, d, "price_usd_per_mtok.long_context.above_input_tokens", "must be > 0: the prompt size above which the long tier applies")
@@ -570,16 +571,24 @@ func (c *compiler) prices(src source, d string, s PriceSpec) (Price, bool) {
 	return out, len(c.probs) == before
 }
 
-// rates compiles one price tier (field names its YAML path); cached
-// input costs what input does unless it is priced apart.
-func (c *compiler) rates(src source, d, field string, input, output float64, cached *float64) (in, out, cachedIn int64) {
-	in, _ = c.price(src, d, field+".input", input)
-	out, _ = c.price(src, d, field+".output", output)
-	cachedIn = in
-	if cached != nil {
-		cachedIn, _ = c.price(src, d, field+".cached_input", *cached)
+// rates compiles one price tier (field names its YAML path). What is not
+// priced apart costs what input does: a cache read, a cache write; an
+// hour's cache write costs what a write for the default lifetime does.
+func (c *compiler) rates(src source, d, field string, s RatesSpec) Rates {
+	var r Rates
+	r.InputPerMTok, _ = c.price(src, d, field+".input", s.Input)
+	r.OutputPerMTok, _ = c.price(src, d, field+".output", s.Output)
+	optional := func(name string, usd *float64, unset int64) int64 {
+		if usd == nil {
+			return unset
+		}
+		v, _ := c.price(src, d, field+"."+name, *usd)
+		return v
 	}
-	return in, out, cachedIn
+	r.CachedInputPerMTok = optional("cached_input", s.CachedInput, r.InputPerMTok)
+	r.CacheWritePerMTok = optional("cache_write", s.CacheWrite, r.InputPerMTok)
+	r.CacheWrite1hPerMTok = optional("cache_write_1h", s.CacheWrite1h, r.CacheWritePerMTok)
+	return r
 }
 
 // deploymentFields compiles what each deployment of a model sets for

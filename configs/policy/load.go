@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -242,7 +243,11 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" {
+			maps.Copy(m, yamlFields(f.Type))
+			continue
+		}
 		if tag == "" || tag == "-" || !f.IsExported() {
 			continue
 		}

@@ -246,6 +246,8 @@ func dearest(models map[string]*Model) Price {
 		out.InputPerMTok = max(out.InputPerMTok, m.Price.InputPerMTok, r.InputPerMTok)
 		out.OutputPerMTok = max(out.OutputPerMTok, m.Price.OutputPerMTok, r.OutputPerMTok)
 		out.CachedInputPerMTok = max(out.CachedInputPerMTok, m.Price.CachedInputPerMTok, r.CachedInputPerMTok)
+		out.CacheWritePerMTok = max(out.CacheWritePerMTok, m.Price.CacheWritePerMTok, r.CacheWritePerMTok)
+		out.CacheWrite1hPerMTok = max(out.CacheWrite1hPerMTok, m.Price.CacheWrite1hPerMTok, r.CacheWrite1hPerMTok)
 	}
 	return out
 }

@@ -257,6 +257,11 @@ type Price struct {
 	InputPerMTok       int64
 	OutputPerMTok      int64
 	CachedInputPerMTok int64
+	// CacheWritePerMTok is a prompt-cache write kept for the vendor's
+	// default lifetime (Anthropic's 5 minutes, OpenAI's 30),
+	// CacheWrite1hPerMTok one kept for an hour.
+	CacheWritePerMTok   int64
+	CacheWrite1hPerMTok int64
 	// Long is the tier of a request whose prompt is above LongAbove
 	// tokens, every token of it; zero LongAbove means one tier.
 	LongAbove int
@@ -266,6 +271,7 @@ type Price struct {
 // Rates are one tier's micro-USD per million tokens.
 type Rates struct {
 	InputPerMTok, OutputPerMTok, CachedInputPerMTok int64
+	CacheWritePerMTok, CacheWrite1hPerMTok          int64
 }
 
 // tier is the rates a request with this many prompt tokens is billed at.
@@ -273,29 +279,49 @@ func (p Price) tier(promptTokens int) Rates {
 	if p.LongAbove > 0 && promptTokens > p.LongAbove {
 		return p.Long
 	}
-	return Rates{p.InputPerMTok, p.OutputPerMTok, p.CachedInputPerMTok}
+	return Rates{p.InputPerMTok, p.OutputPerMTok, p.CachedInputPerMTok, p.CacheWritePerMTok, p.CacheWrite1hPerMTok}
 }
 
-// Micros is what a request costs at this price, in micro-USD: cached
-// prompt tokens (at most all of them) at the cached rate, every token at
-// the long tier's rates when the prompt is above its threshold, rounded
-// half up.
-func (p Price) Micros(promptTokens, cachedTokens, completionTokens int) int64 {
-	r := p.tier(promptTokens)
-	cached := int64(min(cachedTokens, promptTokens))
-	fresh := int64(promptTokens) - cached
-	nanoish := fresh*r.InputPerMTok + cached*r.CachedInputPerMTok + int64(completionTokens)*r.OutputPerMTok
+// Tokens are the counts a request is billed by. CacheRead, CacheWrite and
+// CacheWrite1h are parts of Prompt: the prompt tokens the provider read
+// from its prompt cache, and those it wrote there for its default
+// lifetime and for an hour.
+type Tokens struct {
+	Prompt, Completion                  int
+	CacheRead, CacheWrite, CacheWrite1h int
+}
+
+// Micros is what a request costs at this price, in micro-USD: the prompt's
+// cache writes and reads at their rates (together at most the whole
+// prompt: an hour's writes count first, the reads last), the rest of it at
+// the input rate, every token at the long tier's rates when the prompt is
+// above its threshold, rounded half up.
+func (p Price) Micros(t Tokens) int64 {
+	r := p.tier(t.Prompt)
+	left := int64(max(t.Prompt, 0))
+	part := func(n int) int64 {
+		k := min(int64(max(n, 0)), left)
+		left -= k
+		return k
+	}
+	nanoish := part(t.CacheWrite1h)*r.CacheWrite1hPerMTok + part(t.CacheWrite)*r.CacheWritePerMTok +
+		part(t.CacheRead)*r.CachedInputPerMTok
+	nanoish += left*r.InputPerMTok + int64(t.Completion)*r.OutputPerMTok
 	return (nanoish + 500_000) / 1_000_000
 }
 
 // Ceiling is the most a request of about promptTokens (an estimate) and
-// at most outputTokens may cost, in micro-USD rounded up, none of the
-// prompt cached. The prompt is an estimate, so a request whose estimate
-// is within a fifth of the long tier's threshold is reserved at that
-// tier: the provider's own count may cross it.
+// at most outputTokens may cost, in micro-USD rounded up: none of the
+// prompt read from the provider's cache, all of it written there at the
+// dearest rate when a write costs more than input (a Claude Code request
+// marks its prompt for caching every time, and OpenAI's newer models
+// write their cache unasked). The prompt is an estimate, so a request
+// whose estimate is within a fifth of the long tier's threshold is
+// reserved at that tier: the provider's own count may cross it.
 func (p Price) Ceiling(promptTokens, outputTokens int) int64 {
 	r := p.tier(promptTokens + promptTokens/4)
-	nano := int64(promptTokens)*r.InputPerMTok + int64(outputTokens)*r.OutputPerMTok
+	in := max(r.InputPerMTok, r.CacheWritePerMTok, r.CacheWrite1hPerMTok)
+	nano := int64(promptTokens)*in + int64(outputTokens)*r.OutputPerMTok
 	return (nano + 999_999) / 1_000_000
 }
 

@@ -80,7 +80,7 @@ func TestCompileResolvesAndConverts(t *testing.T) {
 	if m == nil {
 		t.Fatal("model cheap missing")
 	}
-	if got, want := m.Price, (policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000}); got != want {
+	if got, want := m.Price, (policy.Price{InputPerMTok: 150_000, OutputPerMTok: 600_000, CachedInputPerMTok: 75_000, CacheWritePerMTok: 187_500, CacheWrite1hPerMTok: 187_500}); got != want {
 		t.Errorf("price = %+v, want %+v (micro-USD per million tokens)", got, want)
 	}
 	if m.Upstream != "cheap-2024" || m.Provider.Name != "oa" || m.DefaultMaxTokens != 4096 {
@@ -335,9 +335,9 @@ models:
 		price              policy.Price
 		weight, tpm        int
 	}{
-		{"openai", "gpt-4o", policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 2_500_000}, 3, 0},
-		{"east", "gpt4o-east", policy.Price{InputPerMTok: 2_750_000, OutputPerMTok: 11_000_000, CachedInputPerMTok: 2_750_000}, 1, 30000},
-		{"west", "gpt-4o", policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 2_500_000}, 0, 0},
+		{"openai", "gpt-4o", policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 2_500_000, CacheWritePerMTok: 2_500_000, CacheWrite1hPerMTok: 2_500_000}, 3, 0},
+		{"east", "gpt4o-east", policy.Price{InputPerMTok: 2_750_000, OutputPerMTok: 11_000_000, CachedInputPerMTok: 2_750_000, CacheWritePerMTok: 2_750_000, CacheWrite1hPerMTok: 2_750_000}, 1, 30000},
+		{"west", "gpt-4o", policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000, CachedInputPerMTok: 2_500_000, CacheWritePerMTok: 2_500_000, CacheWrite1hPerMTok: 2_500_000}, 0, 0},
 	}
 	for i, tt := range tests {
 		d := m.Deployments[i]

@@ -25,7 +25,7 @@ aliases:
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	p := compile(t, patterned)
-	worst := policy.Price{InputPerMTok: 15_000_000, OutputPerMTok: 75_000_000, CachedInputPerMTok: 15_000_000}
+	worst := policy.Price{InputPerMTok: 15_000_000, OutputPerMTok: 75_000_000, CachedInputPerMTok: 15_000_000, CacheWritePerMTok: 15_000_000, CacheWrite1hPerMTok: 15_000_000}
 	tests := []struct {
 		name         string
 		in           string
@@ -101,7 +101,8 @@ func TestDearest(t *testing.T) {
 	t.Parallel()
 	p := compile(t, patterned)
 	got := p.Resolve("openai/gpt-7").Model.Price
-	want := policy.Price{InputPerMTok: 16_000_000, OutputPerMTok: 60_000_000, CachedInputPerMTok: 1_250_000} // gpt-6.2-astra's long tier; gpt-4o's cached input
+	// gpt-6.2-astra's long tier; gpt-4o's cached input.
+	want := policy.Price{InputPerMTok: 16_000_000, OutputPerMTok: 60_000_000, CachedInputPerMTok: 1_250_000, CacheWritePerMTok: 20_000_000, CacheWrite1hPerMTok: 20_000_000}
 	if got != want {
 		t.Errorf("dearest = %+v, want %+v", got, want)
 	}

@@ -239,9 +239,7 @@ type ModelSpec struct {
 
 // PriceSpec is USD per million tokens.
 type PriceSpec struct {
-	Input       float64  `yaml:"input"`
-	Output      float64  `yaml:"output"`
-	CachedInput *float64 `yaml:"cached_input"`
+	RatesSpec `yaml:",inline"`
 	// LongContext prices every token of a request whose prompt is above
 	// its threshold (OpenAI above 272K input tokens, Claude Haiku 5.5
 	// above 100K).
@@ -251,10 +249,22 @@ type PriceSpec struct {
 // LongContextSpec is a price tier for long prompts, USD per million
 // tokens.
 type LongContextSpec struct {
-	AboveInputTokens int      `yaml:"above_input_tokens"`
-	Input            float64  `yaml:"input"`
-	Output           float64  `yaml:"output"`
-	CachedInput      *float64 `yaml:"cached_input"`
+	AboveInputTokens int `yaml:"above_input_tokens"`
+	RatesSpec        `yaml:",inline"`
+}
+
+// RatesSpec is one price tier, USD per million tokens.
+type RatesSpec struct {
+	Input  float64 `yaml:"input"`
+	Output float64 `yaml:"output"`
+	// CachedInput is a prompt-cache read (default: input).
+	CachedInput *float64 `yaml:"cached_input"`
+	// CacheWrite is a prompt-cache write kept for the vendor's default
+	// lifetime (Anthropic's 5 minutes, OpenAI's 30), default input;
+	// CacheWrite1h one kept for an hour (Anthropic's ttl "1h"), default
+	// CacheWrite.
+	CacheWrite   *float64 `yaml:"cache_write"`
+	CacheWrite1h *float64 `yaml:"cache_write_1h"`
 }
 
 // RouteSpec binds a client-facing path to an API and a filter list.

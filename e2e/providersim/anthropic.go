@@ -230,7 +230,7 @@ func (a anthropic) messages(x *exchange) {
 	seq := x.p.nextSeq()
 	msg := anMessageResp{
 		ID: fmt.Sprintf("msg_sim%06d", seq), Type: "message", Role: "assistant", Model: req.Model,
-		Content: []anContent{}, Usage: anUsageFor(r, anCached(req)),
+		Content: []anContent{}, Usage: anUsageFor(r, anCacheMarks(req)),
 	}
 	if r.call != nil {
 		msg.Content = append(msg.Content, anContent{Type: "tool_use", ID: fmt.Sprintf("toolu_sim%06d", seq), Name: r.call.name, Input: r.call.args})
@@ -277,32 +277,42 @@ func (a anthropic) countTokens(x *exchange) {
 	x.writeJSON(http.StatusOK, map[string]int{"input_tokens": respond(conv).promptTokens})
 }
 
-// anCached reports whether the request asked for prompt caching anywhere.
-func anCached(req anRequest) bool {
-	if len(req.CacheControl) > 0 {
-		return true
-	}
-	for _, t := range req.Tools {
-		if len(t.CacheControl) > 0 {
-			return true
+// cacheMarks counts a request's cache_control marks, and those of them
+// that ask for an hour (ttl "1h").
+type cacheMarks struct{ all, hour int }
+
+// anCacheMarks counts the cache_control marks of the request, its tools,
+// its system blocks and its messages' blocks.
+func anCacheMarks(req anRequest) cacheMarks {
+	var m cacheMarks
+	mark := func(raw json.RawMessage) {
+		if len(raw) == 0 {
+			return
 		}
+		m.all++
+		var c struct {
+			TTL string `json:"ttl"`
+		}
+		if json.Unmarshal(raw, &c) == nil && c.TTL == "1h" {
+			m.hour++
+		}
+	}
+	mark(req.CacheControl)
+	for _, t := range req.Tools {
+		mark(t.CacheControl)
 	}
 	if sys, ok := anBlocks(req.System); ok && len(req.System) > 0 {
 		for _, b := range sys {
-			if len(b.CacheControl) > 0 {
-				return true
-			}
+			mark(b.CacheControl)
 		}
 	}
-	for _, m := range req.Messages {
-		blocks, _ := anBlocks(m.Content)
+	for _, msg := range req.Messages {
+		blocks, _ := anBlocks(msg.Content)
 		for _, b := range blocks {
-			if len(b.CacheControl) > 0 {
-				return true
-			}
+			mark(b.CacheControl)
 		}
 	}
-	return false
+	return m
 }
 
 // conversation validates the request with the rules the Messages API
@@ -641,22 +651,41 @@ type anContent struct {
 }
 
 type anUsage struct {
-	InputTokens              int    `json:"input_tokens"`
-	CacheCreationInputTokens int    `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int    `json:"cache_read_input_tokens"`
-	OutputTokens             int    `json:"output_tokens"`
-	ServiceTier              string `json:"service_tier,omitempty"`
+	InputTokens              int              `json:"input_tokens"`
+	CacheCreationInputTokens int              `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int              `json:"cache_read_input_tokens"`
+	CacheCreation            *anCacheCreation `json:"cache_creation,omitempty"`
+	OutputTokens             int              `json:"output_tokens"`
+	ServiceTier              string           `json:"service_tier,omitempty"`
 }
 
-// anUsageFor splits the prompt the way Anthropic reports it: with caching
-// requested, half of it (rounded down) counts as read from the cache and
-// input_tokens holds the rest.
-func anUsageFor(r reply, cached bool) anUsage {
+// anCacheCreation breaks the cache writes down by lifetime.
+type anCacheCreation struct {
+	Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
+}
+
+// anUsageFor splits the prompt the way Anthropic reports it. With caching
+// requested, half of it (rounded down) counts as read from the cache, a
+// quarter (rounded down) as written to it, and input_tokens holds the
+// rest. The writes are an hour's when every mark asks for an hour, half
+// of them (rounded down) when some do, and 5 minutes' otherwise.
+func anUsageFor(r reply, marks cacheMarks) anUsage {
 	u := anUsage{InputTokens: r.promptTokens, OutputTokens: r.completionTokens, ServiceTier: "standard"}
-	if cached {
-		u.CacheReadInputTokens = r.promptTokens / 2
-		u.InputTokens -= u.CacheReadInputTokens
+	if marks.all == 0 {
+		return u
 	}
+	u.CacheReadInputTokens = r.promptTokens / 2
+	u.CacheCreationInputTokens = r.promptTokens / 4
+	u.InputTokens -= u.CacheReadInputTokens + u.CacheCreationInputTokens
+	hour := 0
+	switch {
+	case marks.hour == marks.all:
+		hour = u.CacheCreationInputTokens
+	case marks.hour > 0:
+		hour = u.CacheCreationInputTokens / 2
+	}
+	u.CacheCreation = &anCacheCreation{Ephemeral5m: u.CacheCreationInputTokens - hour, Ephemeral1h: hour}
 	return u
 }
 

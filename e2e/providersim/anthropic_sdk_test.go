@@ -13,13 +13,17 @@ import (
 
 // messageOutcome is what a test asserts about one Anthropic message.
 type messageOutcome struct {
-	Model        string
-	Text         string
-	StopReason   string
-	ToolName     string
-	ToolInput    string
-	InputTokens  int64
-	CacheRead    int64
+	Model       string
+	Text        string
+	StopReason  string
+	ToolName    string
+	ToolInput   string
+	InputTokens int64
+	CacheRead   int64
+	// CacheWrite is cache_creation_input_tokens, CacheWrites its
+	// breakdown: 5 minutes, 1 hour.
+	CacheWrite   int64
+	CacheWrites  [2]int64
 	OutputTokens int64
 }
 
@@ -27,6 +31,8 @@ func messageOutcomeOf(m anthropic.Message) messageOutcome {
 	o := messageOutcome{
 		Model: m.Model, StopReason: string(m.StopReason),
 		InputTokens: m.Usage.InputTokens, CacheRead: m.Usage.CacheReadInputTokens, OutputTokens: m.Usage.OutputTokens,
+		CacheWrite:  m.Usage.CacheCreationInputTokens,
+		CacheWrites: [2]int64{m.Usage.CacheCreation.Ephemeral5mInputTokens, m.Usage.CacheCreation.Ephemeral1hInputTokens},
 	}
 	for _, b := range m.Content {
 		switch b.Type {
@@ -77,13 +83,33 @@ func TestAnthropicSDK(t *testing.T) {
 			want: messageOutcome{Text: "Hello from claude-sonnet-4-5: What is this? [2 images]", StopReason: "end_turn", InputTokens: 7, OutputTokens: 8},
 		},
 		{
-			name: "cache control reads half the prompt from the cache",
+			name: "cache control reads half the prompt from the cache and writes a quarter",
 			params: anthropic.MessageNewParams{
 				Model: model, MaxTokens: 100, Messages: hi,
 				System: []anthropic.TextBlockParam{{Text: "A stable system prompt", CacheControl: anthropic.NewCacheControlEphemeralParam()}},
 			},
 			// 8+22 characters -> 8 tokens, plus 3 for each of 2 messages = 14.
-			want: messageOutcome{Text: "Hello from claude-sonnet-4-5: Hi there", StopReason: "end_turn", InputTokens: 7, CacheRead: 7, OutputTokens: 5},
+			want: messageOutcome{Text: "Hello from claude-sonnet-4-5: Hi there", StopReason: "end_turn", InputTokens: 4, CacheRead: 7,
+				CacheWrite: 3, CacheWrites: [2]int64{3, 0}, OutputTokens: 5},
+		},
+		{
+			name: "every mark for an hour: the writes are an hour's",
+			params: anthropic.MessageNewParams{
+				Model: model, MaxTokens: 100, Messages: hi,
+				System: []anthropic.TextBlockParam{{Text: "A stable system prompt", CacheControl: anthropic.CacheControlEphemeralParam{TTL: anthropic.CacheControlEphemeralTTLTTL1h}}},
+			},
+			want: messageOutcome{Text: "Hello from claude-sonnet-4-5: Hi there", StopReason: "end_turn", InputTokens: 4, CacheRead: 7,
+				CacheWrite: 3, CacheWrites: [2]int64{0, 3}, OutputTokens: 5},
+		},
+		{
+			name: "some marks for an hour: half the writes are",
+			params: anthropic.MessageNewParams{
+				Model: model, MaxTokens: 100,
+				System:   []anthropic.TextBlockParam{{Text: "A stable system prompt", CacheControl: anthropic.CacheControlEphemeralParam{TTL: anthropic.CacheControlEphemeralTTLTTL1h}}},
+				Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.ContentBlockParamUnion{OfText: &anthropic.TextBlockParam{Text: "Hi there", CacheControl: anthropic.NewCacheControlEphemeralParam()}})},
+			},
+			want: messageOutcome{Text: "Hello from claude-sonnet-4-5: Hi there", StopReason: "end_turn", InputTokens: 4, CacheRead: 7,
+				CacheWrite: 3, CacheWrites: [2]int64{2, 1}, OutputTokens: 5},
 		},
 		{
 			name:   "tool use",

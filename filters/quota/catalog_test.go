@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -70,7 +71,7 @@ func TestPatternAndAliasBudgets(t *testing.T) {
 	// Settled at what the answers cost, at the same prices.
 	for _, x := range held {
 		r.served(x)
-		r.finish(x, filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 10, CostMicros: x.Plan[0].Model.Price.Micros(8, 0, 10)}, nil)
+		r.finish(x, filters.Usage{Known: true, PromptTokens: 8, CompletionTokens: 10, CostMicros: x.Plan[0].Model.Price.Micros(policy.Tokens{Prompt: 8, Completion: 10})}, nil)
 	}
 	if st := daily(); st.Reserved != 0 || st.Spent != 800+3000+8+20 {
 		t.Errorf("after settling: reserved %d, spent %d; want 0 and %d", st.Reserved, st.Spent, 800+3000+8+20)

@@ -182,3 +182,35 @@ func TestWorstCaseCoversPricedSearches(t *testing.T) {
 		t.Errorf("searches on a provider that cannot run them add %d, want 0", got)
 	}
 }
+
+// TestWorstCaseCoversCacheWrites: the reservation holds a prompt that is
+// all prompt-cache writes at the dearest write rate the model has, when
+// writes cost more than input: what any answer can then bill.
+func TestWorstCaseCoversCacheWrites(t *testing.T) {
+	d := demand{prompt: 1000, output: 500, choices: 1, chat: true}
+	tests := []struct {
+		name  string
+		price policy.Price
+		want  int64
+	}{
+		{"no write premium: the prompt at the input rate", policy.Price{InputPerMTok: 4_000_000, OutputPerMTok: 20_000_000,
+			CacheWritePerMTok: 4_000_000, CacheWrite1hPerMTok: 4_000_000}, 1000*4 + 500*20},
+		{"Anthropic's: the prompt at the hour's write rate", policy.Price{InputPerMTok: 4_000_000, OutputPerMTok: 20_000_000,
+			CacheWritePerMTok: 5_000_000, CacheWrite1hPerMTok: 8_000_000}, 1000*8 + 500*20},
+		{"OpenAI's: the prompt at the write rate", policy.Price{InputPerMTok: 2_000_000, OutputPerMTok: 10_000_000,
+			CacheWritePerMTok: 2_500_000, CacheWrite1hPerMTok: 2_500_000}, 1000*2.5 + 500*10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &policy.Model{Price: tt.price, MaxOutputTokens: 1000}
+			if got := d.worst(m); got != tt.want {
+				t.Errorf("worst case %d, want %d", got, tt.want)
+			}
+			// The worst case stays above the cost of any answer within it.
+			all := filters.Usage{PromptTokens: d.prompt, CacheWrite1hTokens: d.prompt, CompletionTokens: d.output}
+			if c := translate.Cost(m, all); c > d.worst(m) {
+				t.Errorf("an answer writing its whole prompt for an hour costs %d, above the worst case %d", c, d.worst(m))
+			}
+		})
+	}
+}

@@ -19,7 +19,7 @@ providers:
   - {name: an, kind: anthropic, base_url: "http://127.0.0.1:2"}
 models:
   - {name: gpt, provider: oa, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 2.5, output: 10}}
-  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15, cached_input: 0.3}}
+  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6}}
 routes:
   - {name: chat, path: /v1/chat/completions, api: chat_completions}
 `
@@ -34,6 +34,15 @@ const (
 	anStart = "event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":400,"cache_read_input_tokens":100,"output_tokens":1}}}` + "\n\n" +
 		"event: content_block_start\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n"
 	anDelta = "event: content_block_delta\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"A fairly long sentence of about forty bytes."}}` + "\n\n"
+	// anWrote and anWroteByLifetime start answers whose prompt wrote 200
+	// tokens to the cache, the second saying for how long; anEnd ends
+	// them with 10 output tokens.
+	anWrote           = "event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":400,"cache_read_input_tokens":100,"cache_creation_input_tokens":200,"output_tokens":1}}}` + "\n\n" + anBlock
+	anWroteByLifetime = "event: message_start\n" + `data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":400,"cache_read_input_tokens":100,"cache_creation_input_tokens":200,"cache_creation":{"ephemeral_5m_input_tokens":50,"ephemeral_1h_input_tokens":150},"output_tokens":1}}}` + "\n\n" + anBlock
+	anBlock           = "event: content_block_start\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n"
+	anEnd             = "event: content_block_stop\n" + `data: {"type":"content_block_stop","index":0}` + "\n\n" +
+		"event: message_delta\n" + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":10}}` + "\n\n" +
+		"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
 )
 
 // TestAccounting follows one answer through the translate filter, chunk by
@@ -60,6 +69,8 @@ func TestAccounting(t *testing.T) {
 		chunks []string
 		eos    bool
 		cause  error
+		// hour is set when the request asked to cache for an hour.
+		hour bool
 		// cached is set when the response cache replaced the answer
 		// after the chunks (degraded mode), with this usage.
 		cached  *filters.Usage
@@ -105,6 +116,28 @@ func TestAccounting(t *testing.T) {
 			wantTTF: 2 * time.Second,
 		},
 		{
+			// 400×3 + 100×0.3 + 200×3.75 + 10×15 micro-USD.
+			name: "cache writes without their lifetime: at the 5-minute rate", model: "claude",
+			chunks: []string{anWrote, anDelta, anEnd}, eos: true,
+			want:    filters.Usage{Known: true, PromptTokens: 700, CachedTokens: 100, CacheWriteTokens: 200, CompletionTokens: 10, CostMicros: 2130},
+			wantTTF: 2 * time.Second,
+		},
+		{
+			// 400×3 + 100×0.3 + 200×6 + 10×15 micro-USD.
+			name: "cache writes without their lifetime, an hour asked: at the hour's rate", model: "claude", hour: true,
+			chunks: []string{anWrote, anDelta, anEnd}, eos: true,
+			want:    filters.Usage{Known: true, PromptTokens: 700, CachedTokens: 100, CacheWrite1hTokens: 200, CompletionTokens: 10, CostMicros: 2580},
+			wantTTF: 2 * time.Second,
+		},
+		{
+			// 400×3 + 100×0.3 + 50×3.75 + 150×6 + 10×15 = 2467.5 micro-USD.
+			name: "cache writes by lifetime: each at its rate", model: "claude",
+			chunks: []string{anWroteByLifetime, anDelta, anEnd}, eos: true,
+			want: filters.Usage{Known: true, PromptTokens: 700, CachedTokens: 100, CacheWriteTokens: 50, CacheWrite1hTokens: 150, CompletionTokens: 10,
+				CostMicros: 2468},
+			wantTTF: 2 * time.Second,
+		},
+		{
 			name: "the response cache answered for the failed attempt: its usage stands", model: "gpt",
 			chunks: []string{oaRole}, eos: true, cached: &filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
 			want:    filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
@@ -116,7 +149,9 @@ func TestAccounting(t *testing.T) {
 			now := t0
 			f := &Filter{now: func() time.Time { return now }}
 			ctx := context.Background()
-			x := &filters.Exchange{ID: "req-1", Started: t0, Policy: p, Route: p.Routes[0], Chat: chat, Body: []byte(body),
+			asked := *chat
+			asked.CachesForAnHour = tt.hour
+			x := &filters.Exchange{ID: "req-1", Started: t0, Policy: p, Route: p.Routes[0], Chat: &asked, Body: []byte(body),
 				Plan: []filters.Target{{Model: p.Model(tt.model)}}}
 			a, _ := x.NewAttempt(1, t0)
 			if err := f.Attempt(ctx, x, a); err != nil {

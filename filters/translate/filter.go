@@ -233,6 +233,7 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 	u, ok := a.Translator.Usage()
 	usage := filters.Usage{Known: ok, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached(),
 		WebSearches: u.ServerToolUse.WebSearchRequests}
+	usage.CacheWriteTokens, usage.CacheWrite1hTokens = cacheWrites(u, x.Chat != nil && x.Chat.CachesForAnHour)
 	ended := x.Sent.Complete && x.Sent.ErrorType == ""
 	if x.Response.Streaming && x.Chat != nil && (!ok || !ended) {
 		usage.Known = true
@@ -250,11 +251,30 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 	x.Usage = usage
 }
 
+// cacheWrites splits the prompt-cache writes a provider reported by
+// lifetime: as it broke them down, and those it did not attribute at the
+// hour's rate when the request asked for an hour anywhere (hour), else at
+// the default lifetime's. A write is never charged below what the
+// provider may have billed for it.
+func cacheWrites(u openai.Usage, hour bool) (fiveMin, oneHour int) {
+	d := u.PromptTokensDetails
+	if d == nil {
+		return 0, 0
+	}
+	fiveMin, oneHour = d.CacheWrite5mTokens, d.CacheWrite1hTokens
+	rest := max(d.CacheWriteTokens-fiveMin-oneHour, 0)
+	if hour {
+		return fiveMin, oneHour + rest
+	}
+	return fiveMin + rest, oneHour
+}
+
 // Cost prices usage on model m in micro-USD, rounding half up once per
-// request. Cached prompt tokens are billed at the cached-input price, and
-// each web search the provider ran at its price per use.
+// request. Cached prompt tokens are billed at the cached-input price,
+// cache writes at the price of their lifetime, and each web search the
+// provider ran at its price per use.
 func Cost(m *policy.Model, u filters.Usage) int64 {
-	return m.Price.Micros(u.PromptTokens, u.CachedTokens, u.CompletionTokens) + int64(u.WebSearches)*m.ToolUseMicros("web_search")
+	return m.Price.Micros(u.Tokens()) + int64(u.WebSearches)*m.ToolUseMicros("web_search")
 }
 
 var (

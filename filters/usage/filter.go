@@ -160,7 +160,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	if m := strongest(x); m != nil {
-		r.StrongCostMicros = m.Price.Micros(x.Usage.PromptTokens, x.Usage.CachedTokens, x.Usage.CompletionTokens)
+		r.StrongCostMicros = m.Price.Micros(x.Usage.Tokens())
 	}
 	switch {
 	case errors.Is(cause, filters.ErrClientGone):

@@ -30,7 +30,7 @@ providers:
   - {name: an, kind: anthropic, base_url: "http://127.0.0.1:2"}
 models:
   - {name: gpt, provider: oa, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 2.5, output: 10}}
-  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15}}
+  - {name: claude, provider: an, context_window: 100000, max_output_tokens: 4000, capabilities: [chat, stream], price_usd_per_mtok: {input: 3, output: 15, cache_write: 3.75, cache_write_1h: 6}}
 routes:
   - {name: chat, path: /v1/chat/completions, api: chat_completions}
 tenants:
@@ -387,20 +387,26 @@ func histogram(t *testing.T, reg *prometheus.Registry, name, match string) (uint
 }
 
 // TestStrongCost: an auto-routed request records what the strongest model
-// the caller may use would have cost (the pricier on equal quality); a
-// request that names its model records none.
+// the caller may use would have cost (the pricier on equal quality), its
+// prompt-cache writes at that model's write rates; a request that names
+// its model records none.
 func TestStrongCost(t *testing.T) {
 	p := testPolicyCompiled(t)
 	for _, tt := range []struct {
-		model string
-		want  int64
-	}{{"auto", 1000*3 + 1000*15}, {"gpt", 0}} {
+		model          string
+		write, write1h int
+		want           int64
+	}{
+		{model: "auto", want: 1000*3 + 1000*15},
+		{model: "auto", write: 200, write1h: 100, want: 700*3 + 200*3.75 + 100*6 + 1000*15},
+		{model: "gpt", write: 200, want: 0},
+	} {
 		x := exchange(t, p, `{"model":"`+tt.model+`","messages":[{"role":"user","content":"hi"}]}`)
 		attempt(x, 1, 200)
 		x.Response = filters.Response{Status: 200}
-		x.Usage = filters.Usage{Known: true, PromptTokens: 1000, CompletionTokens: 1000, CostMicros: 12_500}
+		x.Usage = filters.Usage{Known: true, PromptTokens: 1000, CompletionTokens: 1000, CacheWriteTokens: tt.write, CacheWrite1hTokens: tt.write1h, CostMicros: 12_500}
 		if got := RecordOf(x, nil, t0).StrongCostMicros; got != tt.want {
-			t.Errorf("model %q: strong cost %d, want %d", tt.model, got, tt.want)
+			t.Errorf("model %q, %d+%d written: strong cost %d, want %d", tt.model, tt.write, tt.write1h, got, tt.want)
 		}
 	}
 }

@@ -86,7 +86,7 @@ func TestPassthroughPricedFeatures(t *testing.T) {
 func TestPassthroughStream(t *testing.T) {
 	whole := strings.Join([]string{
 		`event: message_start`,
-		`data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":30}}}`,
+		`data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":12,"output_tokens":1,"cache_read_input_tokens":30,"cache_creation_input_tokens":20,"cache_creation":{"ephemeral_5m_input_tokens":5,"ephemeral_1h_input_tokens":15}}}}`,
 		``,
 		`event: content_block_delta`,
 		`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
@@ -103,8 +103,9 @@ func TestPassthroughStream(t *testing.T) {
 	tr := NewPassthrough(testTarget())
 	translatortest.Feed(tr, []byte(whole))
 	u, ok := tr.Usage()
-	if !ok || u.PromptTokens != 42 || u.CompletionTokens != 7 || u.Cached() != 30 {
-		t.Errorf("usage %+v (%v); want 42 prompt (30 cached), 7 completion", u, ok)
+	if d := u.PromptTokensDetails; !ok || u.PromptTokens != 62 || u.CompletionTokens != 7 || u.Cached() != 30 ||
+		d.CacheWriteTokens != 20 || d.CacheWrite5mTokens != 5 || d.CacheWrite1hTokens != 15 {
+		t.Errorf("usage %+v %+v (%v); want 62 prompt (30 cached, 20 written: 5 for 5 minutes, 15 for an hour), 7 completion", u, d, ok)
 	}
 	cut := whole[:strings.Index(whole, "event: message_delta")]
 	out := translatortest.Feed(NewPassthrough(testTarget()), []byte(cut))

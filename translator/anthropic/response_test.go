@@ -46,6 +46,14 @@ func ints(input, output, cacheRead, cacheWrite int) openai.Usage {
 	}
 }
 
+// lifetimes is u with its cache writes broken down by lifetime.
+func lifetimes(u openai.Usage, fiveMin, hour int) openai.Usage {
+	d := *u.PromptTokensDetails
+	d.CacheWrite5mTokens, d.CacheWrite1hTokens = fiveMin, hour
+	u.PromptTokensDetails = &d
+	return u
+}
+
 const (
 	evStart     = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":100,\"cache_read_input_tokens\":50,\"cache_creation_input_tokens\":10,\"output_tokens\":1}}}\n\n"
 	evText      = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
@@ -53,6 +61,8 @@ const (
 	evDeltaMore = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"input_tokens\":120,\"output_tokens\":42}}\n\n"
 	evBare      = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{}}\n\n"
 	evStop      = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	evStartTTL  = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":100,\"cache_read_input_tokens\":50,\"cache_creation_input_tokens\":10,\"cache_creation\":{\"ephemeral_5m_input_tokens\":4,\"ephemeral_1h_input_tokens\":6},\"output_tokens\":1}}}\n\n"
+	evDeltaTTL  = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"cache_creation_input_tokens\":12,\"cache_creation\":{\"ephemeral_1h_input_tokens\":8},\"output_tokens\":42}}\n\n"
 	evError     = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
 )
 
@@ -75,6 +85,8 @@ func TestStreamUsage(t *testing.T) {
 		{"a delta without usage changes nothing", evStart + evDelta + evBare + evStop, true, ints(100, 30, 50, 10), true},
 		{"cut stream keeps what was reported", evStart + evText + evDelta[:20], true, ints(100, 1, 50, 10), true},
 		{"error event keeps what was reported", evStart + evDelta + evError, true, ints(100, 30, 50, 10), true},
+		{"writes by lifetime", evStartTTL + evDelta + evStop, true, lifetimes(ints(100, 30, 50, 10), 4, 6), true},
+		{"later lifetimes set, not add, each on its own", evStartTTL + evDeltaTTL + evStop, true, lifetimes(ints(100, 42, 50, 12), 4, 8), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +114,11 @@ func TestCompleteUsage(t *testing.T) {
 		wantSeen bool
 	}{
 		{"message", 200, `{"type":"message","content":[],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":5,"cache_creation_input_tokens":2}}`, ints(7, 3, 5, 2), true},
+		{"writes by lifetime", 200, `{"type":"message","content":[],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":5,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20}}}`,
+			lifetimes(ints(7, 3, 5, 30), 10, 20), true},
+		{"a breakdown above the total: the breakdown's sum is written", 200, `{"type":"message","content":[],"usage":{"input_tokens":7,"output_tokens":3,"cache_creation_input_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":4,"ephemeral_1h_input_tokens":6}}}`,
+			lifetimes(ints(7, 3, 0, 10), 4, 6), true},
+		{"a null breakdown", 200, `{"type":"message","content":[],"usage":{"input_tokens":7,"output_tokens":3,"cache_creation_input_tokens":5,"cache_creation":null}}`, ints(7, 3, 0, 5), true},
 		{"error", 429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, ints(0, 0, 0, 0), false},
 		{"garbage", 200, `<html>`, ints(0, 0, 0, 0), false},
 	}

@@ -48,8 +48,11 @@ func (tr *Translator) Usage() (openai.Usage, bool) { return tr.usage.openai(), t
 // counts it carries and leaves the others alone.
 type counts struct {
 	input, output, cacheRead, cacheWrite int
-	webSearches                          int
-	seen                                 bool
+	// write5m and write1h are cacheWrite by lifetime, as far as Anthropic
+	// broke it down.
+	write5m, write1h int
+	webSearches      int
+	seen             bool
 }
 
 func (c *counts) set(u *usage) {
@@ -69,6 +72,14 @@ func (c *counts) set(u *usage) {
 			*f.to, c.seen = *f.from, true
 		}
 	}
+	if cc := u.CacheCreation; cc != nil {
+		if cc.Ephemeral5m != nil {
+			c.write5m = *cc.Ephemeral5m
+		}
+		if cc.Ephemeral1h != nil {
+			c.write1h = *cc.Ephemeral1h
+		}
+	}
 	if st := u.ServerToolUse; st != nil && st.WebSearchRequests != nil {
 		// Cumulative, as the token counts are.
 		c.webSearches = *st.WebSearchRequests
@@ -77,15 +88,19 @@ func (c *counts) set(u *usage) {
 
 // openai returns the counts in OpenAI form. Anthropic's input_tokens
 // excludes cache reads and writes, whereas OpenAI's prompt_tokens includes
-// cached tokens, so the prompt is the sum of the three.
+// cached tokens, so the prompt is the sum of the three. The writes are at
+// least their breakdown's sum: a total short of it would leave some
+// unbilled.
 func (c *counts) openai() openai.Usage {
-	prompt := c.input + c.cacheRead + c.cacheWrite
+	write := max(c.cacheWrite, c.write5m+c.write1h)
+	prompt := c.input + c.cacheRead + write
 	return openai.Usage{
-		PromptTokens:        prompt,
-		CompletionTokens:    c.output,
-		TotalTokens:         prompt + c.output,
-		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: c.cacheWrite},
-		ServerToolUse:       openai.ServerToolUse{WebSearchRequests: c.webSearches},
+		PromptTokens:     prompt,
+		CompletionTokens: c.output,
+		TotalTokens:      prompt + c.output,
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: write,
+			CacheWrite5mTokens: c.write5m, CacheWrite1hTokens: c.write1h},
+		ServerToolUse: openai.ServerToolUse{WebSearchRequests: c.webSearches},
 	}
 }
 

@@ -84,6 +84,12 @@ type usage struct {
 	OutputTokens             *int `json:"output_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	// CacheCreation breaks cache_creation_input_tokens down by the
+	// lifetime each write was asked for, billed at rates of their own.
+	CacheCreation *struct {
+		Ephemeral5m *int `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h *int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
 	// ServerToolUse counts the server tools Anthropic ran for the answer,
 	// billed per use.
 	ServerToolUse *struct {

@@ -214,8 +214,8 @@ func (p *ResponsesPassthrough) Complete(status int, h translator.Headers, body [
 }
 
 // read takes the usage a response reports, in chat terms: input tokens
-// (the cached ones among them) are prompt tokens, output tokens (the
-// reasoning ones among them) completion tokens.
+// (the cached and the cache-written ones among them) are prompt tokens,
+// output tokens (the reasoning ones among them) completion tokens.
 func (p *ResponsesPassthrough) read(u *responses.Usage) {
 	if u == nil {
 		return
@@ -225,7 +225,7 @@ func (p *ResponsesPassthrough) read(u *responses.Usage) {
 	if p.usage.TotalTokens == 0 {
 		p.usage.TotalTokens = u.InputTokens + u.OutputTokens
 	}
-	p.usage.PromptTokensDetails = &wire.PromptTokensDetails{CachedTokens: u.InputTokensDetails.CachedTokens}
+	p.usage.PromptTokensDetails = &wire.PromptTokensDetails{CachedTokens: u.InputTokensDetails.CachedTokens, CacheWriteTokens: u.InputTokensDetails.CacheWriteTokens}
 	p.usage.CompletionTokensDetails = &wire.CompletionTokensDetails{ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
 }
 

@@ -71,7 +71,7 @@ event: response.output_item.done
 data: {"type":"response.output_item.done","sequence_number":3,"output_index":2,"item":{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","namespace":"multi_agent_v1","name":"spawn_agent","arguments":"{}"}}
 
 event: response.completed
-data: {"type":"response.completed","sequence_number":4,"response":{"id":"resp_1","object":"response","status":"completed","output":[{"type":"web_search_call"},{"type":"message"},{"type":"function_call"}],"usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":12},"total_tokens":150}}}
+data: {"type":"response.completed","sequence_number":4,"response":{"id":"resp_1","object":"response","status":"completed","output":[{"type":"web_search_call"},{"type":"message"},{"type":"function_call"}],"usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100,"cache_write_tokens":15},"output_tokens":30,"output_tokens_details":{"reasoning_tokens":12},"total_tokens":150}}}
 
 `
 
@@ -85,9 +85,9 @@ func TestResponsesPassthroughStream(t *testing.T) {
 	p := NewResponsesPassthrough(target(caseTarget{}))
 	translatortest.Feed(p, []byte(codexStream))
 	u, ok := p.Usage()
-	if !ok || u.PromptTokens != 120 || u.Cached() != 100 || u.CompletionTokens != 30 || u.CompletionTokensDetails.ReasoningTokens != 12 || u.TotalTokens != 150 ||
+	if !ok || u.PromptTokens != 120 || u.Cached() != 100 || u.PromptTokensDetails.CacheWriteTokens != 15 || u.CompletionTokens != 30 || u.CompletionTokensDetails.ReasoningTokens != 12 || u.TotalTokens != 150 ||
 		u.ServerToolUse.WebSearchRequests != 1 {
-		t.Errorf("usage %+v (%v); want 120 in (100 cached), 30 out (12 reasoning), one web search", u, ok)
+		t.Errorf("usage %+v (%v); want 120 in (100 cached, 15 written to the cache), 30 out (12 reasoning), one web search", u, ok)
 	}
 	cut := codexStream[:strings.Index(codexStream, "event: response.completed")]
 	out := translatortest.Feed(NewResponsesPassthrough(target(caseTarget{})), []byte(cut))

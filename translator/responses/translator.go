@@ -134,6 +134,9 @@ func usage(u openai.Usage) *responses.Usage {
 		InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		InputTokensDetails: responses.InputTokensDetails{CachedTokens: u.Cached()},
 	}
+	if d := u.PromptTokensDetails; d != nil {
+		r.InputTokensDetails.CacheWriteTokens = d.CacheWriteTokens
+	}
 	if d := u.CompletionTokensDetails; d != nil {
 		r.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}
