@@ -73,13 +73,16 @@ func (*Filter) Uses() []filters.Use { return nil }
 
 // securityHeaders go on every answer. The policy allows scripts, styles,
 // images and requests from the console's own origin only: no inline
-// script, no inline style, no other site, no framing.
+// script, no inline style, no other site, no framing. The referrer goes
+// to the console's own pages only; with none at all a browser sends
+// "Origin: null" on a form, and the origin check could not tell the
+// console's forms from another site's.
 var securityHeaders = []filters.Header{
 	{Key: "content-security-policy", Value: "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"},
 	{Key: "x-content-type-options", Value: "nosniff"},
 	{Key: "x-frame-options", Value: "DENY"},
-	{Key: "referrer-policy", Value: "no-referrer"},
+	{Key: "referrer-policy", Value: "same-origin"},
 	{Key: "cross-origin-opener-policy", Value: "same-origin"},
 }
 

@@ -85,7 +85,7 @@ func TestOverview(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			a := r.do("GET", "/console/overview"+tt.query, withCookie(cookie), "")
-			if a.status != 200 || !strings.Contains(a.body, `id="total-requests">4<`) || !strings.Contains(a.body, `id="total-spend">$2.000030<`) {
+			if a.status != 200 || !strings.Contains(a.body, `id="total-requests">4<`) || !strings.Contains(a.body, `id="total-spend">$2.00<`) {
 				t.Fatalf("%d:\n%s", a.status, a.body)
 			}
 			cs := charts(t, a.body)
@@ -120,10 +120,10 @@ func TestTenantBars(t *testing.T) {
 		t.Fatalf("%d:\n%s", a.status, a.body)
 	}
 	for label, want := range map[string]string{
-		`this hour&#39;s slot of the daily budget`: "red",  // $12 of a $1 slot
-		`today`:                                    "amber", // $12 of $24
-		`this month`:                               "ok",    // $0 of $100
-		`requests in the last minute`:              "ok",    // 1 of 10
+		`this hour&#39;s slot of the daily budget`: "red", // $12 of a $1 slot
+		`today`:                       "amber", // $12 of $24
+		`this month`:                  "ok",    // $0 of $100
+		`requests in the last minute`: "ok",    // 1 of 10
 	} {
 		re := regexp.MustCompile(`data-level="(\w+)" data-label="` + regexp.QuoteMeta(label) + `"`)
 		m := re.FindStringSubmatch(a.body)
@@ -239,6 +239,17 @@ func TestRoutingAndPolicy(t *testing.T) {
 	for _, want := range []string{`class="refused pending"`, `<li><code>configs/local/routes.yaml:12:5: routes[chat].api: must be one of ...</code></li>`, `tenants.yaml:3:1`} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("policy page lacks %s:\n%s", want, a.body)
+		}
+	}
+}
+
+func TestMoney(t *testing.T) {
+	for micros, want := range map[int64]string{
+		0: "$0.000000", 216: "$0.000216", 9_999: "$0.009999", 10_000: "$0.01", 41_666_666: "$41.67",
+		1_000_000_000: "$1,000.00", -2_500_000: "-$2.50", 123_456_789_012: "$123,456.79",
+	} {
+		if got := money(micros); got != want {
+			t.Errorf("money(%d) = %q, want %q", micros, got, want)
 		}
 	}
 }

@@ -70,6 +70,7 @@ func assetURL(name string) (string, error) {
 var funcs = template.FuncMap{
 	"asset": assetURL,
 	"usd":   func(micros int64) string { return "$" + report.USD(micros) },
+	"money": money,
 	"pct":   func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
 	"when": func(t time.Time) string {
 		if t.IsZero() {
@@ -97,7 +98,24 @@ var funcs = template.FuncMap{
 	},
 }
 
-// thousands writes n with thin separators, as a reader counts.
+// money writes micro-USD for a reader: cents from a cent up, every
+// digit below, where a request's cost lives.
+func money(micros int64) string {
+	if micros > -10_000 && micros < 10_000 {
+		return "$" + report.USD(micros)
+	}
+	cents := (micros + 5_000) / 10_000
+	if micros < 0 {
+		cents = (micros - 5_000) / 10_000
+	}
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return sign + "$" + thousands(cents/100) + "." + fmt.Sprintf("%02d", cents%100)
+}
+
+// thousands writes n with separators, as a reader counts.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")

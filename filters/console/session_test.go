@@ -80,15 +80,15 @@ func TestSignIn(t *testing.T) {
 
 func TestSafeNext(t *testing.T) {
 	for next, want := range map[string]string{
-		"":                          "/console/overview",
-		"/console/tenants":          "/console/tenants",
+		"":                           "/console/overview",
+		"/console/tenants":           "/console/tenants",
 		"/console/requests?tenant=a": "/console/requests?tenant=a",
-		"https://evil.example/":     "/console/overview",
-		"//evil.example/console/":   "/console/overview",
-		"/console//evil.example":    "/console/overview",
-		"/console/login":            "/console/overview",
-		"/v1/models":                "/console/overview",
-		"/console/\\evil":           "/console/overview",
+		"https://evil.example/":      "/console/overview",
+		"//evil.example/console/":    "/console/overview",
+		"/console//evil.example":     "/console/overview",
+		"/console/login":             "/console/overview",
+		"/v1/models":                 "/console/overview",
+		"/console/\\evil":            "/console/overview",
 	} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)

@@ -10,7 +10,6 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/ledger"
-	"github.com/switchyard/switchyard/state/ledger/report"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -68,7 +67,7 @@ func newBar(g policy.Governor, label string, used, limit float64, format func(fl
 	return b
 }
 
-func dollars(v float64) string { return "$" + report.USD(int64(v)) }
+func dollars(v float64) string { return money(int64(v)) }
 
 func count(v float64) string { return thousands(int64(v)) }
 
