@@ -377,12 +377,22 @@ func TestConsole(t *testing.T) {
 
 	t.Run("a failed request's attempts", func(t *testing.T) {
 		b.t = t
-		b.open("/console/requests?status=5xx")
+		b.open("/console/requests")
+		if n := b.eval(`String(document.querySelectorAll('#requests tbody tr[data-request]').length)`); n != "10" {
+			t.Errorf("%s requests listed, want the ten sent", n)
+		}
+		b.shot("requests")
+		b.do(chromedp.SetValue(chromedp.CSS(`#filters select[name="status"]`), "5xx"))
+		if st := b.submit(`#filters button`); st != 200 {
+			t.Fatalf("filtering: %d", st)
+		}
+		if n := b.eval(`String(document.querySelectorAll('#requests tbody tr[data-request]').length)`); n != "1" {
+			t.Errorf("%s requests failed with 5xx, want the one", n)
+		}
 		id := b.attr(`#requests tbody tr[data-status="503"]`, "data-request")
 		if id == "" {
 			t.Fatal("the failed request is not listed")
 		}
-		b.shot("requests")
 		b.open("/console/requests/" + id)
 		rows := b.eval(`[...document.querySelectorAll('#attempts tbody tr')].map(r => r.innerText.replace(/\s+/g, ' ').trim()).join("\n")`)
 		for _, p := range []string{"openai", "anthropic", "gemini"} {
