@@ -26,7 +26,8 @@ func (r *rig) seed() {
 		{RequestID: "r-fallback", Tenant: "acme", App: "batch", Route: "chat", RequestedModel: "big", ServedModel: "small", Provider: "openai",
 			Attempts: 2, FallbackReasons: []string{"anthropic/big: 503"}, Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 30, CachedTokens: 4, CacheHit: true},
 		{RequestID: "r-failed", Tenant: "beta", Route: "chat", RequestedModel: "big", ServedModel: "small", Provider: "openai",
-			Attempts: 2, FallbackReasons: []string{"anthropic/big: no response", "openai/small: 502"}, Status: 502, ErrorType: "upstream_error"},
+			Attempts: 2, FallbackReasons: []string{"anthropic/big: no response", "openai/small: 502"}, Status: 502, ErrorType: "upstream_error",
+			RouteReason: "requested model, then fallback"},
 		{RequestID: "r-refused", Tenant: "beta", Route: "chat", RequestedModel: "big", Status: 429, ErrorType: "insufficient_quota"},
 	}
 	for i := range recs {
@@ -173,6 +174,7 @@ func TestRequests(t *testing.T) {
 		`<tr data-attempt="1"><td class="n">1</td><td>anthropic</td><td>big</td><td>no response</td><td>provider: no response</td></tr>`,
 		`<tr data-attempt="2"><td class="n">2</td><td>openai</td><td>small</td><td>502</td><td>provider: error</td></tr>`,
 		`provider: 502 (upstream_error)`,
+		`<dd id="route-reason">requested model, then fallback</dd>`,
 	} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("r-failed lacks %s:\n%s", want, a.body)

@@ -53,6 +53,9 @@ type Record struct {
 	// UsageEstimated is set when the token counts are the gateway's
 	// estimate: the provider's own count never arrived (a stream cut short).
 	UsageEstimated bool
+	// RouteReason says in a few words why the router chose the plan, as
+	// X-Switchyard-Route-Reason does; empty when no plan was made.
+	RouteReason string
 }
 
 // Model is the model a record is grouped and filtered by: the one that
@@ -78,7 +81,7 @@ func (r Record) normalized() Record {
 	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
 	for _, s := range []*string{
 		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
-		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.RouteReason,
 	} {
 		*s = cleanText(*s)
 	}
