@@ -158,3 +158,19 @@ func TestStatic(t *testing.T) {
 		}
 	}
 }
+
+// TestMethods: the console answers GET and POST; anything else is a 405
+// that says what is allowed, and changes nothing.
+func TestMethods(t *testing.T) {
+	r := newRig(t)
+	cookie, _ := r.signIn()
+	for _, m := range []string{"PUT", "DELETE", "PATCH"} {
+		a := r.do(m, "/console/providers/drill", filters.Headers{cookie}, "provider=openai&state=down")
+		if a.status != 405 || a.header.Get("allow") != "GET, POST" {
+			t.Errorf("%s: %d, allow %q", m, a.status, a.header.Get("allow"))
+		}
+	}
+	if r.mon.Snapshot()[1].Drill {
+		t.Error("a refused method changed something")
+	}
+}
