@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 )
 
@@ -71,6 +72,7 @@ Switchyard is serving the OpenAI API at %s/v1  (store: %s)
 The policy being served is %s: edit it and the gateway reloads it.
 Logs: %s/*.log   Ctrl-C stops everything.
 `, s.URL, store, s.URL, key, s.PolicyDir, s.Dir)
+	consoleBanner(s)
 	if s.Sim != nil {
 		fmt.Printf("Simulated providers: %s (control API %s).\nsk-local-demo and sk-local-admin are for local use only.\n",
 			strings.Join(s.Sim.Names(), ", "), s.Sim.ControlURL())
@@ -80,4 +82,17 @@ Logs: %s/*.log   Ctrl-C stops everything.
 	<-ctx.Done()
 	fmt.Println("\nstopping...")
 	return nil
+}
+
+// consoleBanner says where the policy serves the console, if it does.
+func consoleBanner(s *harness.Stack) {
+	p, err := policy.Load(s.PolicyDir)
+	if err != nil {
+		return
+	}
+	for _, r := range p.Routes {
+		if r.API == policy.APIConsole {
+			fmt.Printf("The console: %s%s (sign in with the admin key).\n", s.URL, r.Path)
+		}
+	}
 }
