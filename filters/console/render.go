@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"math"
 	"mime"
 	"path"
 	"strconv"
@@ -78,7 +77,6 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05") + " UTC"
 	},
-	"ago": func(t time.Time) string { return ago(time.Since(t)) },
 	"ms": func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 0, 64) + " ms"
 	},
@@ -131,19 +129,6 @@ func thousands(n int64) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// ago says how long ago in the largest unit that fits.
-func ago(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return strconv.Itoa(int(math.Max(0, d.Seconds()))) + " s ago"
-	case d < time.Hour:
-		return strconv.Itoa(int(d.Minutes())) + " min ago"
-	case d < 48*time.Hour:
-		return strconv.Itoa(int(d.Hours())) + " h ago"
-	}
-	return strconv.Itoa(int(d.Hours()/24)) + " days ago"
 }
 
 // pages are the console's templates, each with the layout around it.
