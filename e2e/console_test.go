@@ -403,6 +403,9 @@ func TestConsole(t *testing.T) {
 		if !strings.Contains(rows, "503 provider: error") || !strings.HasPrefix(b.text("#blame"), "provider") {
 			t.Errorf("attempts:\n%s\nblame %q: want each failure the provider's", rows, b.text("#blame"))
 		}
+		if why := b.text("#route-reason"); why == "—" || why == "" {
+			t.Error("the request's page does not say why it went where it did")
+		}
 		b.shot("request")
 	})
 
