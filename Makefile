@@ -19,13 +19,13 @@ export SWITCHYARD_BIN   := $(BIN)
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 
-.PHONY: all deps envoy redis postgres prometheus build run test test-unit test-e2e bench overload bench-instructions bench-routing \
-        fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture
+.PHONY: all deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
+        fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture console-screenshots
 
 all: build
 
-## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL and Prometheus (Debian packages)
-deps: envoy redis postgres prometheus
+## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL, Prometheus and Chromium (Debian packages)
+deps: envoy redis postgres prometheus chromium
 
 envoy: $(ENVOY)
 
@@ -53,6 +53,11 @@ postgres:
 
 prometheus:
 	@command -v prometheus >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq prometheus >/dev/null; }
+
+# Chromium runs the console's end-to-end tests (e2e TestConsole), headless,
+# driven from Go by chromedp.
+chromium:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 ## build: the gateway's binaries (xds, extproc, and node: the two in one process), the simulators and tools, into bin/
 build:
@@ -129,6 +134,10 @@ $(CLIENTS)/.installed: clients/package.json clients/package-lock.json clients/re
 	$(CLIENTS)/venv/bin/pip install --quiet --disable-pip-version-check -r clients/requirements.txt
 	ln -sfn ../../.clients/node_modules clients/js/node_modules
 	touch $@
+
+## console-screenshots: each page of the console, in Chromium, into docs/console (TestConsole)
+console-screenshots: deps build
+	$(GO) test -count=1 -run '^TestConsole$$' ./e2e -console-screenshots $(CURDIR)/docs/console
 
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
 bench: deps build

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/state/cache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
@@ -68,6 +69,9 @@ type Deps struct {
 	Usage ledger.Ledger
 	// Audit records requests and admin actions; nil discards.
 	Audit *audit.Logger
+	// Loads reports this process's policy loads: the version serving and
+	// the last edit refused. Nil in tools that only validate.
+	Loads *reload.Reporter
 }
 
 // Log returns the logger a filter logs through: Logger, or one that

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 )
 
@@ -85,6 +86,7 @@ The policy being served is %s: edit it and the gateway reloads it.
 Logs: %s/*.log   Ctrl-C stops everything.
 %s
 `, s.URL, store, s.URL, key, s.PolicyDir, s.Dir, traces)
+	consoleBanner(s)
 	if s.Sim != nil {
 		fmt.Printf("Simulated providers: %s (control API %s).\nsk-local-demo and sk-local-admin are for local use only.\n",
 			strings.Join(s.Sim.Names(), ", "), s.Sim.ControlURL())
@@ -94,4 +96,17 @@ Logs: %s/*.log   Ctrl-C stops everything.
 	<-ctx.Done()
 	fmt.Println("\nstopping...")
 	return nil
+}
+
+// consoleBanner says where the policy serves the console, if it does.
+func consoleBanner(s *harness.Stack) {
+	p, err := policy.Load(s.PolicyDir)
+	if err != nil {
+		return
+	}
+	for _, r := range p.Routes {
+		if r.API == policy.APIConsole {
+			fmt.Printf("The console: %s%s (sign in with the admin key).\n", s.URL, r.Path)
+		}
+	}
 }

@@ -729,7 +729,7 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 	paths[s.Path] = true
 	api, known := apis[s.API]
 	if !known {
-		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses; got %q", s.API)
+		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses, console; got %q", s.API)
 		ok = false
 	}
 	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout)}

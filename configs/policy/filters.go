@@ -26,6 +26,7 @@ type filterSpec struct {
 
 var filterTable = map[string]filterSpec{
 	"admin":        {order: 50},
+	"console":      {order: 60},
 	"auth":         {order: 100},
 	"catalog":      {order: 150, requires: []string{"auth"}},
 	"usage_report": {order: 160, requires: []string{"auth"}},

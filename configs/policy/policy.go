@@ -44,12 +44,15 @@ const (
 	// APIResponses is OpenAI's Responses API (/v1/responses), stateless
 	// subset, served by every provider kind.
 	APIResponses API = "responses"
+	// APIConsole is the operator's console, web pages for a browser.
+	APIConsole API = "console"
 )
 
 var apis = map[string]API{
 	"chat_completions": APIChatCompletions, "embeddings": APIEmbeddings, "models": APIModels, "admin": APIAdmin, "usage": APIUsage,
 	"feedback": APIFeedback,
 	"messages": APIMessages, "count_tokens": APICountTokens, "responses": APIResponses,
+	"console": APIConsole,
 }
 
 // Models reports whether a route of this API reaches a model (and so a
@@ -65,7 +68,9 @@ func (a API) Models() bool {
 
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).
-func (a API) Prefix() bool { return a == APIModels || a == APIAdmin || a == APIUsage }
+func (a API) Prefix() bool {
+	return a == APIModels || a == APIAdmin || a == APIUsage || a == APIConsole
+}
 
 // Capability is a bit set of what a model can do.
 type Capability uint16

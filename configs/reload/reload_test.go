@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,10 +36,19 @@ switchyard_config_reloads_total{process="xds",result="refused"} %d
 	}
 	check(0, 0)
 
+	if got := r.Status(); got.Version != "" || got.Refused != nil {
+		t.Errorf("status before any load: %+v", got)
+	}
 	r.Applied(context.Background(), "v1")
 	r.Refused(context.Background(), errors.New("configs/local/policy.yaml:3: routes[0].path: must start with /"))
-	r.Refused(context.Background(), errors.New("second"))
+	r.Refused(context.Background(), errors.Join(errors.New("a.yaml:1: x: bad"), errors.New("b.yaml:2: y: bad")))
 	check(1, 2)
+	st := r.Status()
+	if st.Version != "v1" || st.Applied.IsZero() || st.Refused == nil || st.Refused.At.Before(st.Applied) {
+		t.Errorf("status: %+v", st)
+	} else if want := []string{"a.yaml:1: x: bad", "b.yaml:2: y: bad"}; !slices.Equal(st.Refused.Errors, want) {
+		t.Errorf("the last refusal's errors: %q, want %q", st.Refused.Errors, want)
+	}
 
 	for _, s := range []string{`"msg":"policy applied"`, `"version":"v1"`, `"msg":"policy refused"`, `routes[0].path: must start with /`} {
 		if !strings.Contains(logs.String(), s) {

@@ -211,6 +211,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
 			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal,
+			Loads: loads,
 		})
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/manage"
 )
 
 // TestActionsAreAudited: an admin action lands in the audit trail with who
@@ -96,7 +97,7 @@ providers:
 	}
 	f := fl.(*Filter)
 	now := time.Unix(1_800_000_000, 0)
-	f.throttle.now = func() time.Time { return now }
+	f.gate = manage.NewGate(func() time.Time { return now })
 	try := func(addr, key string) int {
 		x := &filters.Exchange{ID: "r", Policy: p, Route: p.Routes[0], Method: "GET", Path: "/admin/providers",
 			Header: filters.Headers{{Key: "authorization", Value: "Bearer " + key}, {Key: "x-envoy-external-address", Value: addr}}}

@@ -9,8 +9,6 @@ package admin
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -23,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -31,12 +30,12 @@ func init() { filters.Register("admin", New) }
 
 // Filter serves the admin API.
 type Filter struct {
-	health   *health.Monitor
-	store    store.Store
-	log      *slog.Logger
-	trail    *audit.Logger
-	routes   map[string]handler
-	throttle *throttle
+	health *health.Monitor
+	store  store.Store
+	log    *slog.Logger
+	trail  *audit.Logger
+	routes map[string]handler
+	gate   *manage.Gate
 }
 
 // handler answers one admin call: the status and a JSON-encodable body, or
@@ -48,7 +47,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := policy.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, throttle: newThrottle(time.Now)}
+	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now)}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),
@@ -70,32 +69,26 @@ func (*Filter) Uses() []filters.Use { return nil }
 // checked before the body is even read.
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
-	g := &x.Policy.Gateway
-	if !g.HasAdminKey {
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
-	}
 	addr := x.Header.Get("x-envoy-external-address")
-	if retry, first, ok := f.throttle.blocked(addr); ok {
+	v, retry, first := f.gate.Check(&x.Policy.Gateway, addr, filters.BearerToken(x.Header))
+	switch v {
+	case manage.Admitted:
+		return nil
+	case manage.Disabled:
+		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
+	case manage.Throttled:
 		if first {
-			f.refused(ctx, x, "throttled")
+			f.refused(ctx, x, v.Reason())
 		}
 		secs := strconv.Itoa(max(1, int(retry.Round(time.Second)/time.Second)))
 		return filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "too_many_failed_keys",
 			"too many failed admin keys from your address; try again in %ss", secs).WithHeader("retry-after", secs)
-	}
-	token := filters.BearerToken(x.Header)
-	if token == "" {
-		f.throttle.failed(addr)
-		f.refused(ctx, x, "missing_api_key")
+	case manage.Missing:
+		f.refused(ctx, x, v.Reason())
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
 	}
-	sum := sha256.Sum256([]byte(token))
-	if subtle.ConstantTimeCompare(sum[:], g.AdminKeyHash[:]) != 1 {
-		f.throttle.failed(addr)
-		f.refused(ctx, x, "invalid_api_key")
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
-	}
-	return nil
+	f.refused(ctx, x, v.Reason())
+	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
 }
 
 // RequestBody implements [filters.RequestBodyHook].

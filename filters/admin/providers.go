@@ -7,7 +7,7 @@ import (
 
 	"github.com/switchyard/switchyard/apischema/openai"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/manage"
 )
 
 // providers answers GET /admin/providers: every provider's health state,
@@ -31,24 +31,8 @@ func (f *Filter) fault(down bool) handler {
 		if err := decode(x, &req); err != nil {
 			return 0, nil, err
 		}
-		if req.Provider != health.AllProviders && x.Policy.Provider(req.Provider) == nil {
-			return 0, nil, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_provider",
-				"no provider %q; use a provider of the policy or \"all\"", req.Provider).WithParam("provider")
-		}
-		if f.store != nil {
-			var err error
-			if down {
-				err = f.store.SetDrill(ctx, req.Provider)
-			} else {
-				err = f.store.ClearDrill(ctx, req.Provider)
-			}
-			if err != nil {
-				return 0, nil, filters.Reject(http.StatusServiceUnavailable, openai.TypeServer, "store_unavailable",
-					"the drill could not be shared with the other replicas: the store is unavailable")
-			}
-		}
-		if f.health != nil {
-			f.health.SetDrill(req.Provider, down)
+		if err := manage.SetDrill(ctx, x.Policy, f.store, f.health, req.Provider, down); err != nil {
+			return 0, nil, err
 		}
 		action := "fault.up"
 		if down {

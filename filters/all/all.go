@@ -8,6 +8,7 @@ import (
 	_ "github.com/switchyard/switchyard/filters/auth"      // virtual-key authentication
 	_ "github.com/switchyard/switchyard/filters/cache"     // the response cache and degraded mode
 	_ "github.com/switchyard/switchyard/filters/catalog"   // GET /v1/models
+	_ "github.com/switchyard/switchyard/filters/console"   // the operator's console
 	_ "github.com/switchyard/switchyard/filters/feedback"  // POST /v1/feedback
 	_ "github.com/switchyard/switchyard/filters/judge"     // grades auto routing's weaker answers
 	_ "github.com/switchyard/switchyard/filters/quota"     // rate limits and budgets

@@ -159,6 +159,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 		r.ServedModel, r.Provider, r.SavedMicros, r.PriceSource = x.Cached.Model, CacheProvider, x.Cached.SavedMicros, ""
 	}
 	r.FallbackReasons = fallbackReasons(x)
+	r.RouteReason = x.RouteReason
 	if m := strongest(x); m != nil {
 		r.StrongCostMicros = m.Price.Micros(x.Usage.Tokens())
 	}

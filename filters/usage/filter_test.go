@@ -88,6 +88,8 @@ func TestRecordOf(t *testing.T) {
 	base := ledger.Record{
 		RequestID: "req-1", Time: t0, Tenant: "acme", App: "web", KeyName: "acme-web", Route: "chat",
 		RequestedModel: "gpt", Latency: 3 * time.Second,
+		// The router's reason for the plan every case starts from.
+		RouteReason: "strategy cost-optimized; skipped x (down)",
 	}
 	tests := []struct {
 		name  string

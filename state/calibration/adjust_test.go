@@ -162,7 +162,15 @@ func TestTenantsRateTheirOwn(t *testing.T) {
 	if route, globex, acme := cal.Share("chat", "", 0.4), cal.Share("chat", "globex", 0.4), cal.Share("chat", "acme", 0.4); route >= 0.4 || globex != route || acme <= 0.45 {
 		t.Errorf("after the judge's good verdicts: route %g, globex %g, acme %g; want the route and globex lowered together, acme kept", route, globex, acme)
 	}
+	sh, ok := cal.Shares("chat")
+	if !ok || sh.Target.Share != 0.4 || sh.Route != cal.Share("chat", "", 0.4) ||
+		len(sh.Tenants) != 1 || sh.Tenants["acme"] != cal.Share("chat", "acme", 0.4) {
+		t.Errorf("Shares: %+v, %v; want the target, the route's share and acme's alone", sh, ok)
+	}
 	cal.Retain(nil)
+	if _, ok := cal.Shares("chat"); ok {
+		t.Error("a dropped route still has shares")
+	}
 	if got := cal.Share("chat", "acme", 0.4); got != 0.4 {
 		t.Errorf("a dropped route's tenant share survived: %g", got)
 	}

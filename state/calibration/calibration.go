@@ -184,6 +184,38 @@ func (c *Calibrator) Share(route, tenant string, base float64) float64 {
 	return math.Float64frombits(r.share.Load())
 }
 
+// Shares is what a tracked route's strong share is: the share its target
+// asks for, the route's share in force (feedback may have moved it) and
+// the share of each tenant whose own ratings now set it.
+type Shares struct {
+	Target  Target
+	Route   float64
+	Tenants map[string]float64
+}
+
+// Shares reports the strong shares of route, false when no auto route of
+// that name is tracked. Unlike [Calibrator.Share] it changes nothing, so
+// a page that shows them can read them at will.
+func (c *Calibrator) Shares(route string) (Shares, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.routes[route]
+	if !ok {
+		return Shares{}, false
+	}
+	s := Shares{Target: t, Route: t.Share, Tenants: map[string]float64{}}
+	for k, a := range c.shares {
+		switch {
+		case k.Route != route:
+		case k.Tenant == "":
+			s.Route = math.Float64frombits(a.share.Load())
+		case a.own.Load():
+			s.Tenants[k.Tenant] = math.Float64frombits(a.share.Load())
+		}
+	}
+	return s, true
+}
+
 // Rate records the rating (0..1) of an answer a weaker model gave on an
 // auto route: a tenant's (its app's rating) moves only that tenant's
 // share, which starts from the route's; tenant "" (the judge's verdict)

@@ -97,7 +97,8 @@ func TestInsertRoundTrip(t *testing.T) {
 				InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, CostMicros: 9_876_543_210,
 				Latency: 1234567891 * time.Nanosecond, TimeToFirstToken: 98765432 * time.Nanosecond,
 				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901, SavedMicros: 8_765_432_109,
-				TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
+				TraceID:     "4bf92f3577b34da6a3ce929d0e0e4736",
+				RouteReason: "fallback: claude-sonnet after gpt-4o",
 			},
 			{RequestID: "bare", Time: t0},
 			{

@@ -60,6 +60,9 @@ type Record struct {
 	// TraceID is the request's OpenTelemetry trace, in hex; empty when
 	// tracing was off.
 	TraceID string
+	// RouteReason says in a few words why the router chose the plan, as
+	// X-Switchyard-Route-Reason does; empty when no plan was made.
+	RouteReason string
 }
 
 // Model is the model a record is grouped and filtered by: the one that
@@ -85,7 +88,7 @@ func (r Record) normalized() Record {
 	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
 	for _, s := range []*string{
 		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
-		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID, &r.RouteReason,
 	} {
 		*s = cleanText(*s)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -235,4 +236,13 @@ func badQuery(param, format string, args ...any) error {
 		e = e.WithParam(param)
 	}
 	return e
+}
+
+// Records yields the records f selects, oldest first, once the writer has
+// handed the ledger the record of every answer released so far.
+func (s Source) Records(ctx context.Context, f ledger.Filter) (iter.Seq2[ledger.Record, error], error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	return s.Ledger.Records(ctx, f), nil
 }
