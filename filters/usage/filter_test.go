@@ -321,7 +321,7 @@ func TestDone(t *testing.T) {
 		{"requests by status", f.metrics.requests.WithLabelValues("acme", "web", "claude", "an", "200"), 1},
 		{"cost", f.metrics.cost.WithLabelValues("acme", "web", "claude", "an"), 1050},
 		{"output tokens", f.metrics.tokens.WithLabelValues("acme", "web", "claude", "an", "output"), 50},
-		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503"), 1},
+		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503", "chat"), 1},
 		{"routing decision", f.metrics.decisions.WithLabelValues("chat", "strategy", "cost-optimized"), 1},
 		{"traffic split arm", f.metrics.split.WithLabelValues("chat", "claude", "claude"), 1},
 	}
