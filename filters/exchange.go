@@ -31,6 +31,11 @@ type Exchange struct {
 
 	// Chat is the parsed body of a chat completion request.
 	Chat *openai.ChatRequest
+	// FitPrompt is the prompt's estimated tokens on a route that fits the
+	// output cap to the context window (fit_output_to_context), taken
+	// when the body is parsed: the budget reservation and every attempt's
+	// output cap are fitted to this one figure. 0 on other routes.
+	FitPrompt int
 	// Embeddings is the parsed body of an embeddings request.
 	Embeddings *openai.EmbeddingsRequest
 

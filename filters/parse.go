@@ -50,5 +50,8 @@ func parseBody(x *Exchange) *openai.Error {
 		}
 		x.Embeddings = req
 	}
+	if x.Route.FitOutputToContext && x.Chat != nil {
+		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
+	}
 	return nil
 }

@@ -732,7 +732,12 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses, console; got %q", s.API)
 		ok = false
 	}
-	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout)}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout),
+		FitOutputToContext: s.FitOutputToContext}
+	if s.FitOutputToContext && known && !api.Writes() {
+		c.at(s.src, d, "fit_output_to_context", "route api %s has no model write an answer, so no output cap to fit; it applies to chat_completions, messages and responses", s.API)
+		ok = false
+	}
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}

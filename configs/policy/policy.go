@@ -66,6 +66,13 @@ func (a API) Models() bool {
 	return false
 }
 
+// Writes reports whether a route of this API has a model write an
+// answer (chat completions, Messages, Responses), which an output cap
+// bounds.
+func (a API) Writes() bool {
+	return a == APIChatCompletions || a == APIMessages || a == APIResponses
+}
+
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).
 func (a API) Prefix() bool {
@@ -461,6 +468,19 @@ func (m *Model) OutputLimit(requested int) int {
 	return requested
 }
 
+// FitOutput is [Model.OutputLimit] for a request whose prompt is about
+// prompt tokens on a route that fits output to the context window: held
+// to the room m's window leaves the prompt, and that room when the
+// request and the model set no cap. The router admits no target without
+// room, so it is at least 1 where it is used.
+func (m *Model) FitOutput(requested, prompt int) int {
+	n, room := m.OutputLimit(requested), max(m.ContextWindow-prompt, 0)
+	if n <= 0 || n > room {
+		return room
+	}
+	return n
+}
+
 // Route is a compiled route.
 type Route struct {
 	Name              string
@@ -472,6 +492,9 @@ type Route struct {
 	AnswerTimeout     time.Duration
 	StreamTimeout     time.Duration
 	Routing           Routing
+	// FitOutputToContext holds each target's output cap to the room its
+	// context window leaves the prompt ([Model.FitOutput]).
+	FitOutputToContext bool
 }
 
 // Strategy names a ranking of candidate models.

@@ -292,6 +292,11 @@ type RouteSpec struct {
 	StreamTimeout Duration `yaml:"stream_timeout"`
 	// Routing is how the router filter chooses models on this route.
 	Routing *RoutingSpec `yaml:"routing"`
+	// FitOutputToContext lowers a request's output cap, for each model
+	// that may serve it, to what the model's context window leaves of the
+	// prompt (min(window - prompt, output cap)), instead of refusing a
+	// request whose prompt and cap do not fit together.
+	FitOutputToContext bool `yaml:"fit_output_to_context"`
 }
 
 // RoutingSpec configures model choice on a route.

@@ -96,6 +96,7 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 		Header:      x.Header,
 		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
 		Created:     x.Started.Unix(),
+		FitPrompt:   x.FitPrompt,
 	}
 	tr := For(x.Route.API, t)
 	if tr == nil {

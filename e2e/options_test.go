@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyard/switchyard/e2e/harness"
+)
+
+// The options stack is the shipped policy with the route and tenant
+// options that change what reaches a provider turned on, shared by the
+// tests of those options: fit_output_to_context on the chat and Messages
+// routes (the Responses route keeps the default, to compare), and models
+// whose small context windows a test prompt can fill.
+var (
+	optionsOnce  sync.Once
+	optionsStack *harness.Stack
+)
+
+// optionModels are models with small context windows on the simulators.
+const optionModels = `
+models:
+  - {name: tiny-gpt, provider: openai, upstream: gpt-4o-mini, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.15, output: 0.60}}
+  - {name: tiny-claude, provider: anthropic, upstream: claude-3-5-haiku-20241022, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.25, output: 1.25}}
+`
+
+// options starts the options stack once; a test that calls it after a
+// failed start fails too.
+func options(t *testing.T) *harness.Stack {
+	t.Helper()
+	optionsOnce.Do(func() {
+		routes := localFile(t, "routes.yaml")
+		for _, name := range []string{"chat", "messages"} {
+			route := "  - name: " + name + "\n"
+			if !strings.Contains(routes, route) {
+				t.Fatalf("configs/local/routes.yaml has no route %s", name)
+			}
+			routes = strings.Replace(routes, route, route+"    fit_output_to_context: true\n", 1)
+		}
+		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
+			"routes.yaml": routes, "options.yaml": optionModels,
+		}})
+		if err != nil {
+			t.Fatalf("starting the gateway: %v", err)
+		}
+		cleanups = append(cleanups, s.Close)
+		sharedStacks = append(sharedStacks, s)
+		optionsStack = s
+	})
+	if optionsStack == nil {
+		t.Fatal("the options stack failed to start (see the first test that ran it)")
+	}
+	return optionsStack
+}
+
+// localFile is a file of configs/local.
+func localFile(t *testing.T, name string) string {
+	t.Helper()
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "configs", "local", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// postTo sends body to path with key and headers (name, value pairs) and
+// returns the answer, read whole.
+func postTo(t *testing.T, s *harness.Stack, path, key, body string, header ...string) answer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if strings.HasPrefix(path, "/v1/messages") {
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := fresh.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	var a answer
+	a.status, a.header = resp.StatusCode, resp.Header
+	a.body, _ = io.ReadAll(resp.Body)
+	return a
+}
+
+// lastBody is the body of the last request a simulated provider received,
+// decoded.
+func lastBody(t *testing.T, s *harness.Stack, provider string) map[string]any {
+	t.Helper()
+	st, err := s.Sim.Stats(provider)
+	if err != nil || len(st.Recent) == 0 {
+		t.Fatalf("%s's requests: %d, %v", provider, len(st.Recent), err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal([]byte(st.Recent[len(st.Recent)-1].Body), &body); err != nil {
+		t.Fatalf("%s's last request: %v", provider, err)
+	}
+	return body
+}
