@@ -495,6 +495,8 @@ type Route struct {
 	// FitOutputToContext holds each target's output cap to the room its
 	// context window leaves the prompt ([Model.FitOutput]).
 	FitOutputToContext bool
+	// TagsFromMetadata takes the body's metadata as the request's tags.
+	TagsFromMetadata bool
 }
 
 // Strategy names a ranking of candidate models.
@@ -616,6 +618,9 @@ type Tenant struct {
 	// to none and with no default of its own; empty: none.
 	DefaultApp     string
 	CapturePrompts bool
+	// TagBudgets are the budgets of the tenant's requests carrying a tag;
+	// nil when it has none.
+	TagBudgets map[Tag]Budget
 }
 
 // Key is a virtual key known by its SHA-256 hash.
@@ -633,6 +638,9 @@ type Key struct {
 	Budget     Budget
 	// MaxCostPerRequestMicros is 0 when unset.
 	MaxCostPerRequestMicros int64
+	// Tags are the tags of the key's requests where they set none of the
+	// same key; nil when it has none.
+	Tags map[string]string
 }
 
 // Provider returns the provider called name.

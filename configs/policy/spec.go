@@ -297,6 +297,10 @@ type RouteSpec struct {
 	// prompt (min(window - prompt, output cap)), instead of refusing a
 	// request whose prompt and cap do not fit together.
 	FitOutputToContext bool `yaml:"fit_output_to_context"`
+	// TagsFromMetadata takes the string members of the body's metadata as
+	// the request's tags (chat completions, Responses; on Messages the
+	// members besides user_id) and keeps them from the provider.
+	TagsFromMetadata bool `yaml:"tags_from_metadata"`
 }
 
 // RoutingSpec configures model choice on a route.
@@ -447,6 +451,8 @@ type TenantSpec struct {
 	DefaultApp string `yaml:"default_app"`
 	// Audit overrides the gateway's audit settings for this tenant.
 	Audit *AuditSpec `yaml:"audit"`
+	// TagBudgets cap the spend of the tenant's requests that carry a tag.
+	TagBudgets []TagBudgetSpec `yaml:"tag_budgets"`
 }
 
 // AppSpec is one application of a tenant.
@@ -500,4 +506,7 @@ type KeySpec struct {
 	// MaxCostPerRequestUSD refuses a request of this key whose worst-case
 	// cost is higher (the tenant's cap applies too).
 	MaxCostPerRequestUSD *float64 `yaml:"max_cost_per_request_usd"`
+	// Tags are the key's requests' tags where a request sets none of
+	// that key.
+	Tags map[string]string `yaml:"tags"`
 }
