@@ -27,6 +27,9 @@ const (
 	FieldUsage Field = "Usage"
 	// FieldCached is [Exchange.Cached]: the response cache answered.
 	FieldCached Field = "Cached"
+	// FieldLabels is [Exchange.Labels]: the request's tags and session
+	// (the chain adds the body's metadata where the route takes it).
+	FieldLabels Field = "Labels"
 )
 
 // Phase is when a hook runs, in the order a request lives them.

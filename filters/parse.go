@@ -30,6 +30,9 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Chat = messages.ToChat(req)
+		if req.Metadata != nil {
+			x.Labels.userID = req.Metadata.UserID
+		}
 		if !count {
 			if x.Chat.PricedToolUses, err = anthropic.PricedToolUses(req); err != nil {
 				return err
@@ -53,5 +56,23 @@ func parseBody(x *Exchange) *openai.Error {
 	if x.Route.FitOutputToContext && x.Chat != nil {
 		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
 	}
+	if x.Route.TagsFromMetadata {
+		return x.metadataTags()
+	}
 	return nil
+}
+
+// metadataTags takes the request's tags from its body's metadata, on a
+// route that says so: a chat completion's or a Responses request's (a
+// map of strings, as their parsers hold it), a Messages request's members
+// besides user_id.
+func (x *Exchange) metadataTags() *openai.Error {
+	meta := x.Chat.Metadata
+	if x.Route.API == policy.APIMessages {
+		var err *openai.Error
+		if meta, err = messagesMetadataTags(x.Body); err != nil {
+			return err
+		}
+	}
+	return x.takeMetadataTags(meta)
 }

@@ -127,11 +127,15 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 	return nil
 }
 
-// RequestBody implements [filters.RequestBodyHook]. A token count goes
-// only to providers that count (Anthropic's count_tokens); when the plan
-// holds none, the gateway answers with its own estimate, and says so in
-// x-switchyard-token-count.
+// RequestBody implements [filters.RequestBodyHook]. The tags a route
+// takes from the body's metadata are the gateway's, kept from every
+// provider. A token count goes only to providers that count (Anthropic's
+// count_tokens); when the plan holds none, the gateway answers with its
+// own estimate, and says so in x-switchyard-token-count.
 func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
+	if err := x.DropMetadataTags(); err != nil {
+		return err
+	}
 	if x.Route.API != policy.APICountTokens {
 		return nil
 	}

@@ -23,10 +23,10 @@ func auditEvent(x *filters.Exchange, r *ledger.Record) *audit.Request {
 		RequestID: r.RequestID, Tenant: r.Tenant, App: r.App, Key: r.KeyName, Route: r.Route,
 		RequestedModel: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider,
 		RoutingReason: x.RouteReason, Attempts: r.Attempts, Status: r.Status, ErrorType: r.ErrorType,
-		TraceID: r.TraceID,
+		TraceID: r.TraceID, Tags: r.Tags, Session: r.SessionID,
 	}
-	if len(x.Body) > 0 {
-		sum := sha256.Sum256(x.Body)
+	if body := x.ClientBody(); len(body) > 0 {
+		sum := sha256.Sum256(body)
 		e.PromptSHA256 = hex.EncodeToString(sum[:])
 	}
 	if x.Caller.Tenant != nil && x.Caller.Tenant.CapturePrompts {

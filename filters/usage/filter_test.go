@@ -125,6 +125,18 @@ func TestRecordOf(t *testing.T) {
 			},
 		},
 		{
+			name: "its tags and session",
+			setup: func(x *filters.Exchange) {
+				if err := x.SetLabels(nil, "team=search,env=prod", "run-7"); err != nil {
+					t.Fatal(err)
+				}
+				x.Response = filters.Response{Status: 200}
+			},
+			want: func(r *ledger.Record) {
+				r.Status, r.Tags, r.SessionID = 200, map[string]string{"team": "search", "env": "prod"}, "run-7"
+			},
+		},
+		{
 			name: "fallback: the failed attempts and why, a missing one as no response",
 			setup: func(x *filters.Exchange) {
 				x.Plan = append(x.Plan, filters.Target{Model: p.Model("gpt")})
