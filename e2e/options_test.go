@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,21 +18,44 @@ import (
 )
 
 // The options stack is the shipped policy with the route and tenant
-// options that change what reaches a provider turned on, shared by the
-// tests of those options: fit_output_to_context on the chat and Messages
-// routes (the Responses route keeps the default, to compare), and models
-// whose small context windows a test prompt can fill.
+// options that change what reaches a provider or what a request is
+// accounted under turned on, shared by the tests of those options:
+// fit_output_to_context and tags_from_metadata on the chat and Messages
+// routes (the Responses route keeps the defaults, to compare), models
+// whose small context windows a test prompt can fill, a tenant with a
+// tagged key and a budget per tag, and usage events on a stream.
 var (
 	optionsOnce  sync.Once
 	optionsStack *harness.Stack
 )
 
-// optionModels are models with small context windows on the simulators.
-const optionModels = `
+// taggedKey is the key of tenant tagged, whose requests carry team=search
+// unless they say otherwise; the requests tagged feature=tight have a
+// budget of 100 micro-USD a day.
+const taggedKey = "sk-e2e-tagged"
+
+// optionsStream is the options stack's usage events stream.
+const optionsStream = "options"
+
+// optionsPolicy adds tenant tagged, and models with small context windows
+// on the simulators.
+var optionsPolicy = fmt.Sprintf(`
+tenants:
+  - name: tagged
+    budget_usd: {daily: 100}
+    tag_budgets:
+      - {tag: feature=tight, budget_usd: {daily: 0.0001}}
+    keys:
+      - {name: tagged-key, sha256: %s, tags: {team: search}}
 models:
   - {name: tiny-gpt, provider: openai, upstream: gpt-4o-mini, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.15, output: 0.60}}
   - {name: tiny-claude, provider: anthropic, upstream: claude-3-5-haiku-20241022, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.25, output: 1.25}}
-`
+`, sha256Hex(taggedKey))
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
 
 // options starts the options stack once; a test that calls it after a
 // failed start fails too.
@@ -42,10 +68,11 @@ func options(t *testing.T) *harness.Stack {
 			if !strings.Contains(routes, route) {
 				t.Fatalf("configs/local/routes.yaml has no route %s", name)
 			}
-			routes = strings.Replace(routes, route, route+"    fit_output_to_context: true\n", 1)
+			routes = strings.Replace(routes, route, route+"    fit_output_to_context: true\n    tags_from_metadata: true\n", 1)
 		}
+		gateway := localFile(t, "gateway.yaml") + "  events: {stream: " + optionsStream + "}\n"
 		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
-			"routes.yaml": routes, "options.yaml": optionModels,
+			"routes.yaml": routes, "gateway.yaml": gateway, "options.yaml": optionsPolicy,
 		}})
 		if err != nil {
 			t.Fatalf("starting the gateway: %v", err)
