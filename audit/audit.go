@@ -64,6 +64,9 @@ type Request struct {
 	// session, when it has them.
 	Tags    map[string]string
 	Session string
+	// Redacted counts the sensitive spans masked in the request before
+	// it reached a provider, by kind; never the values.
+	Redacted map[string]int
 }
 
 // Request records one model request.
@@ -91,6 +94,9 @@ func (l *Logger) Request(ctx context.Context, r *Request) {
 	}
 	if r.Session != "" {
 		attrs = append(attrs, slog.String("session", r.Session))
+	}
+	if len(r.Redacted) > 0 {
+		attrs = append(attrs, slog.Any("redacted", r.Redacted))
 	}
 	// One event per request: the record is built here without a caller's
 	// PC, which Logger.LogAttrs takes with runtime.Callers for a source the

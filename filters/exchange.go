@@ -46,6 +46,9 @@ type Exchange struct {
 	// Labels are the request's tags and session, set by auth and
 	// completed from the body where the route takes its metadata.
 	Labels Labels
+	// Redaction is what was masked of the request before it reached a
+	// provider; nil when its route and tenant redact nothing.
+	Redaction *Redaction
 	// Plan is the ordered list of targets chosen by the router: attempt n
 	// (1-based) uses Plan[min(n, len(Plan))-1].
 	Plan []Target

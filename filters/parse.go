@@ -14,8 +14,24 @@ import (
 // or Responses request is read as its canonical chat request, which every
 // filter handles as chat. The body limit is Envoy's to enforce (route
 // request_body_buffer_limit), with a 413 in the OpenAI envelope; ext_proc
-// never sees a larger body.
+// never sees a larger body. What the route takes from the body besides
+// (the prompt's estimate it fits output to, tags from metadata) is read
+// then too.
 func parseBody(x *Exchange) *openai.Error {
+	if err := decodeBody(x); err != nil {
+		return err
+	}
+	if x.Route.FitOutputToContext && x.Chat != nil {
+		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
+	}
+	if x.Route.TagsFromMetadata {
+		return x.metadataTags()
+	}
+	return nil
+}
+
+// decodeBody reads x.Body as the route's API's request.
+func decodeBody(x *Exchange) *openai.Error {
 	switch x.Route.API {
 	case policy.APIChatCompletions:
 		req, err := openai.ParseChatRequest(x.Body)
@@ -52,12 +68,6 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Embeddings = req
-	}
-	if x.Route.FitOutputToContext && x.Chat != nil {
-		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
-	}
-	if x.Route.TagsFromMetadata {
-		return x.metadataTags()
 	}
 	return nil
 }

@@ -742,6 +742,9 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "tags_from_metadata", "route api %s has no body metadata to take tags from; it applies to chat_completions, messages and responses", s.API)
 		ok = false
 	}
+	redactProbs := len(c.probs)
+	r.Redact = c.redaction(s.src, d, s.Redact, api, known)
+	ok = ok && len(c.probs) == redactProbs
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}
@@ -1055,6 +1058,7 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		t.CapturePrompts = c.capture
 	}
 	t.TagBudgets = c.tagBudgets(s.src, d, s.TagBudgets)
+	t.Redact = c.redaction(s.src, d, s.Redact, "", false)
 	ok = ok && len(c.probs) == before
 	keyNames := map[string]bool{}
 	for j, k := range s.Keys {

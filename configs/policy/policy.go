@@ -497,6 +497,8 @@ type Route struct {
 	FitOutputToContext bool
 	// TagsFromMetadata takes the body's metadata as the request's tags.
 	TagsFromMetadata bool
+	// Redact masks sensitive data before it reaches a provider; nil: off.
+	Redact *Redaction
 }
 
 // Strategy names a ranking of candidate models.
@@ -621,6 +623,9 @@ type Tenant struct {
 	// TagBudgets are the budgets of the tenant's requests carrying a tag;
 	// nil when it has none.
 	TagBudgets map[Tag]Budget
+	// Redact, when set, replaces the route's redaction for the tenant's
+	// requests.
+	Redact *Redaction
 }
 
 // Key is a virtual key known by its SHA-256 hash.

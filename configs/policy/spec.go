@@ -301,6 +301,9 @@ type RouteSpec struct {
 	// the request's tags (chat completions, Responses; on Messages the
 	// members besides user_id) and keeps them from the provider.
 	TagsFromMetadata bool `yaml:"tags_from_metadata"`
+	// Redact masks sensitive data in what the route's requests send a
+	// provider (a tenant's own setting wins).
+	Redact *RedactSpec `yaml:"redact"`
 }
 
 // RoutingSpec configures model choice on a route.
@@ -453,6 +456,9 @@ type TenantSpec struct {
 	Audit *AuditSpec `yaml:"audit"`
 	// TagBudgets cap the spend of the tenant's requests that carry a tag.
 	TagBudgets []TagBudgetSpec `yaml:"tag_budgets"`
+	// Redact masks sensitive data in what the tenant's requests send a
+	// provider, on every model route, in place of the route's setting.
+	Redact *RedactSpec `yaml:"redact"`
 }
 
 // AppSpec is one application of a tenant.

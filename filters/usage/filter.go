@@ -57,6 +57,7 @@ func (*Filter) Uses() []filters.Use {
 		filters.Needs(filters.PhaseDone, filters.FieldUsage),
 		filters.Reads(filters.PhaseDone, filters.FieldCached),
 		filters.Reads(filters.PhaseDone, filters.FieldLabels),
+		filters.Reads(filters.PhaseDone, filters.FieldRedaction),
 	}
 }
 
