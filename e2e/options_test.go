@@ -21,9 +21,11 @@ import (
 // options that change what reaches a provider or what a request is
 // accounted under turned on, shared by the tests of those options:
 // fit_output_to_context and tags_from_metadata on the chat and Messages
-// routes (the Responses route keeps the defaults, to compare), models
-// whose small context windows a test prompt can fill, a tenant with a
-// tagged key and a budget per tag, and usage events on a stream.
+// routes (the Responses route keeps their defaults, to compare), redact
+// on the Responses route, models whose small context windows a test
+// prompt can fill, a tenant with a tagged key and a budget per tag, a
+// tenant whose requests are redacted and restored on every route, and
+// usage events on a stream.
 var (
 	optionsOnce  sync.Once
 	optionsStack *harness.Stack
@@ -33,6 +35,11 @@ var (
 // unless they say otherwise; the requests tagged feature=tight have a
 // budget of 100 micro-USD a day.
 const taggedKey = "sk-e2e-tagged"
+
+// privateKey is the key of tenant private, whose requests' sensitive
+// data is masked before it reaches a provider and restored in the
+// answers, on every route.
+const privateKey = "sk-e2e-private"
 
 // optionsStream is the options stack's usage events stream.
 const optionsStream = "options"
@@ -47,10 +54,15 @@ tenants:
       - {tag: feature=tight, budget_usd: {daily: 0.0001}}
     keys:
       - {name: tagged-key, sha256: %s, tags: {team: search}}
+  - name: private
+    budget_usd: {daily: 100}
+    redact: {restore: true}
+    keys:
+      - {name: private-key, sha256: %s}
 models:
   - {name: tiny-gpt, provider: openai, upstream: gpt-4o-mini, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.15, output: 0.60}}
   - {name: tiny-claude, provider: anthropic, upstream: claude-3-5-haiku-20241022, context_window: 3000, max_output_tokens: 2000, capabilities: [chat, stream], price_usd_per_mtok: {input: 0.25, output: 1.25}}
-`, sha256Hex(taggedKey))
+`, sha256Hex(taggedKey), sha256Hex(privateKey))
 
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -70,6 +82,11 @@ func options(t *testing.T) *harness.Stack {
 			}
 			routes = strings.Replace(routes, route, route+"    fit_output_to_context: true\n    tags_from_metadata: true\n", 1)
 		}
+		const responses = "  - name: responses\n"
+		if !strings.Contains(routes, responses) {
+			t.Fatal("configs/local/routes.yaml has no route responses")
+		}
+		routes = strings.Replace(routes, responses, responses+"    redact: {}\n", 1)
 		gateway := localFile(t, "gateway.yaml") + "  events: {stream: " + optionsStream + "}\n"
 		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
 			"routes.yaml": routes, "gateway.yaml": gateway, "options.yaml": optionsPolicy,
