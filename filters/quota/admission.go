@@ -105,7 +105,9 @@ func (f *Filter) newAdmission(x *filters.Exchange) *admission {
 // runs out of its own bucket does not also drain its tenant's.
 func scopes(x *filters.Exchange) []scope {
 	t := x.Caller.Tenant
-	var out []scope
+	// Room for the key, the app and the tenant: one allocation for the
+	// request's scopes (a tag's budget grows it).
+	out := make([]scope, 0, 3)
 	if k := x.Caller.Key; k != nil {
 		out = append(out, scope{kind: "key", id: store.Scope{Tenant: t.Name, Key: keyScope(k)}, rate: k.RateLimit, budget: k.Budget, maxCost: k.MaxCostPerRequestMicros})
 	}
