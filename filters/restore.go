@@ -9,10 +9,11 @@ import (
 )
 
 // unrestored are the members an answer's placeholders are never restored
-// in: a model's thinking and its signature, and encrypted reasoning. A
-// client sends them back as they came, and the provider refuses one that
-// changed (or would see a restored value the request had masked).
-var unrestored = []string{"thinking", "signature", "encrypted_content"}
+// in: a model's thinking and its signature, encrypted reasoning and
+// reasoning summaries. A client sends them back as they came, and the
+// provider refuses one that changed, or would see a restored value the
+// request had masked (they are not text a redaction masks).
+var unrestored = []string{"thinking", "signature", "encrypted_content", "summary"}
 
 func restorable(path []string) bool {
 	for _, p := range path {
@@ -110,7 +111,7 @@ func eventEnd(b []byte) int {
 func (r *Redaction) event(out, ev []byte) []byte {
 	st := &r.stream
 	data, start, ok := eventData(ev)
-	if !ok {
+	if !ok || reasoningEvent(data) {
 		out = append(out, st.held.full...)
 		st.held = heldEvent{}
 		return append(out, ev...)
@@ -160,6 +161,15 @@ func (r *Redaction) event(out, ev []byte) []byte {
 	}
 	st.held = heldEvent{full: full, cut: splice(ev, start, len(data), cut), path: last.path, prefix: last.value[len(last.value)-n:]}
 	return out
+}
+
+// reasoningEvent reports whether an event is one of the Responses API's
+// reasoning events (response.reasoning_summary_text.delta, ...): a
+// reasoning summary is not restored, in a stream as in a whole answer
+// ([unrestored]).
+func reasoningEvent(data []byte) bool {
+	t, found, err := jsonform.Member(data, "type")
+	return err == nil && found && bytes.HasPrefix(t, []byte(`"response.reasoning`))
 }
 
 // eventData finds an event's one data line's JSON: its text and where it

@@ -28,6 +28,9 @@ func TestRestoreAnswer(t *testing.T) {
 		{"Messages: text and tool input, not thinking",
 			`{"content":[{"type":"thinking","thinking":"[email_1] is masked","signature":"s"},{"type":"text","text":"to [email_1]"},{"type":"tool_use","input":{"to":"[email_1]"}}]}`,
 			`{"content":[{"type":"thinking","thinking":"[email_1] is masked","signature":"s"},{"type":"text","text":"to ana@example.com"},{"type":"tool_use","input":{"to":"ana@example.com"}}]}`},
+		{"Responses: output text, not reasoning",
+			`{"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"[email_1] masked"}],"encrypted_content":"[email_1]"},{"type":"message","content":[{"type":"output_text","text":"to [email_1]"}]}]}`,
+			`{"output":[{"type":"reasoning","summary":[{"type":"summary_text","text":"[email_1] masked"}],"encrypted_content":"[email_1]"},{"type":"message","content":[{"type":"output_text","text":"to ana@example.com"}]}]}`},
 		{"placeholders it did not make stay", `{"content":"[email_2] and [note]"}`, `{"content":"[email_2] and [note]"}`},
 		{"not JSON: as it is", `[email_1`, `[email_1`},
 	}
@@ -89,6 +92,8 @@ func TestRestoreStream(t *testing.T) {
 		{"Messages: a held start the block's end lets go", sse(messagesDelta("text_delta", "ends [em"), "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}"),
 			"ends [em", 2},
 		{"Responses: numbers kept", sse(responsesDelta(1, "to [email_"), responsesDelta(2, "1], done")), "to ana@example.com, done", 2},
+		{"Responses: reasoning summaries not restored", sse(`event: response.reasoning_summary_text.delta`+"\n"+`data: {"type":"response.reasoning_summary_text.delta","delta":"[email_1] ","sequence_number":1}`,
+			responsesDelta(2, "to [email_1]")), "[email_1] to ana@example.com", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
