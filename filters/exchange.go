@@ -27,15 +27,28 @@ type Exchange struct {
 	Path   string // without the query string
 	Query  string
 	Header Headers
-	Body   []byte
+	// Body is the request body on its way to the provider: as the client
+	// sent it, unless a step rewrote it ([Exchange.ReplaceBody]).
+	Body []byte
 
 	// Chat is the parsed body of a chat completion request.
 	Chat *openai.ChatRequest
+	// FitPrompt is the prompt's estimated tokens on a route that fits the
+	// output cap to the context window (fit_output_to_context), taken
+	// when the body is parsed: the budget reservation and every attempt's
+	// output cap are fitted to this one figure. 0 on other routes.
+	FitPrompt int
 	// Embeddings is the parsed body of an embeddings request.
 	Embeddings *openai.EmbeddingsRequest
 
 	// Caller is who is calling, set by auth.
 	Caller Caller
+	// Labels are the request's tags and session, set by auth and
+	// completed from the body where the route takes its metadata.
+	Labels Labels
+	// Redaction is what was masked of the request before it reached a
+	// provider; nil when its route and tenant redact nothing.
+	Redaction *Redaction
 	// Plan is the ordered list of targets chosen by the router: attempt n
 	// (1-based) uses Plan[min(n, len(Plan))-1].
 	Plan []Target
@@ -64,6 +77,10 @@ type Exchange struct {
 	mu       sync.Mutex
 	attempts []*Attempt
 
+	// clientBody is the body as the client sent it, once a step replaced
+	// Body.
+	clientBody []byte
+
 	reqSet, respSet       []Header
 	reqRemove, respRemove []string
 	reply                 *Reply
@@ -78,6 +95,25 @@ func (x *Exchange) RequestedModel() string {
 		return x.Embeddings.Model
 	}
 	return ""
+}
+
+// ReplaceBody rewrites the body that goes on to the provider (tags taken
+// out of its metadata, sensitive data masked); [Exchange.ClientBody]
+// keeps the client's.
+func (x *Exchange) ReplaceBody(b []byte) {
+	if x.clientBody == nil {
+		x.clientBody = x.Body
+	}
+	x.Body = b
+}
+
+// ClientBody is the request body as the client sent it, whatever a step
+// rewrote: what the audit trail hashes.
+func (x *Exchange) ClientBody() []byte {
+	if x.clientBody != nil {
+		return x.clientBody
+	}
+	return x.Body
 }
 
 // Caller identifies the authenticated client.
@@ -403,8 +439,11 @@ type Header = translator.Header
 type Headers = translator.Headers
 
 // BearerToken returns the token of an "Authorization: Bearer" header.
-func BearerToken(h Headers) string {
-	v := h.Get("authorization")
+func BearerToken(h Headers) string { return Bearer(h.Get("authorization")) }
+
+// Bearer returns the token of an Authorization value "Bearer <token>", ""
+// for any other value.
+func Bearer(v string) string {
 	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
 		return strings.TrimSpace(v[7:])
 	}

@@ -732,7 +732,19 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses, console; got %q", s.API)
 		ok = false
 	}
-	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout)}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout),
+		FitOutputToContext: s.FitOutputToContext, TagsFromMetadata: s.TagsFromMetadata}
+	if s.FitOutputToContext && known && !api.Writes() {
+		c.at(s.src, d, "fit_output_to_context", "route api %s has no model write an answer, so no output cap to fit; it applies to chat_completions, messages and responses", s.API)
+		ok = false
+	}
+	if s.TagsFromMetadata && known && !api.Writes() {
+		c.at(s.src, d, "tags_from_metadata", "route api %s has no body metadata to take tags from; it applies to chat_completions, messages and responses", s.API)
+		ok = false
+	}
+	redactProbs := len(c.probs)
+	r.Redact = c.redaction(s.src, d, s.Redact, api, known)
+	ok = ok && len(c.probs) == redactProbs
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}
@@ -1045,6 +1057,8 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 	} else {
 		t.CapturePrompts = c.capture
 	}
+	t.TagBudgets = c.tagBudgets(s.src, d, s.TagBudgets)
+	t.Redact = c.redaction(s.src, d, s.Redact, "", false)
 	ok = ok && len(c.probs) == before
 	keyNames := map[string]bool{}
 	for j, k := range s.Keys {
@@ -1056,6 +1070,7 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		if k.MaxCostPerRequestUSD != nil {
 			key.MaxCostPerRequestMicros, _ = c.usd(s.src, d, field+".max_cost_per_request_usd", *k.MaxCostPerRequestUSD, false)
 		}
+		key.Tags = c.tags(s.src, d, field+".tags", k.Tags)
 		if k.App != "" && len(s.Apps) > 0 && t.Apps[k.App] == nil {
 			c.at(s.src, d, field+".app", "names no app of the tenant (got %q)", k.App)
 		}

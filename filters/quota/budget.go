@@ -21,6 +21,9 @@ type demand struct {
 	prompt int
 	// output is the client's output cap, 0 when it set none.
 	output int
+	// fit is set on a route that fits the output cap to each model's
+	// context window (the route's fit_output_to_context).
+	fit bool
 	// choices is how many answers the provider writes (n), each up to
 	// the output cap and each billed.
 	choices int
@@ -41,8 +44,14 @@ func demandOf(x *filters.Exchange) demand {
 		// costs a request of the caller's rate limits, and no budget.
 		return demand{}
 	case x.Chat != nil:
-		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true,
+		d := demand{output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true,
 			searches: x.Chat.PricedToolUses, searchKind: searchKinds[x.Route.API]}
+		if x.FitPrompt > 0 {
+			d.prompt, d.fit = x.FitPrompt, true
+		} else {
+			d.prompt = openai.EstimatePromptTokens(x.Chat)
+		}
+		return d
 	case x.Embeddings != nil:
 		n := 0
 		for _, s := range x.Embeddings.Input.Texts {
@@ -56,10 +65,15 @@ func demandOf(x *filters.Exchange) demand {
 	return demand{}
 }
 
-// outputFor is the most m may write, over all the choices asked for.
+// outputFor is the most m may write, over all the choices asked for:
+// each choice as much as the translators let it (translator.Target's
+// OutputLimit).
 func (d demand) outputFor(m *policy.Model) int {
 	if !d.chat {
 		return 0
+	}
+	if d.fit {
+		return m.FitOutput(d.output, d.prompt) * max(d.choices, 1)
 	}
 	return m.OutputLimit(d.output) * max(d.choices, 1)
 }

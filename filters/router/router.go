@@ -506,7 +506,7 @@ func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Err
 	if m == nil {
 		return nil
 	}
-	out := m.OutputLimit(q.Chat.OutputCap())
+	out := r.outputNeed(q, m)
 	if s.tokens+out <= m.ContextWindow {
 		return nil
 	}
@@ -531,7 +531,18 @@ func (r *Router) fits(q *Query, s *signals, m *policy.Model) bool {
 	if !m.Caps.Has(s.need) || !r.allowed(q, s, m) {
 		return false
 	}
-	return s.tokens+m.OutputLimit(q.Chat.OutputCap()) <= m.ContextWindow
+	return s.tokens+r.outputNeed(q, m) <= m.ContextWindow
+}
+
+// outputNeed is the room for output m's context window must leave the
+// prompt: the request's output cap, or on a route that fits the cap to
+// the window (fit_output_to_context) a single token, the cap then being
+// what the window leaves.
+func (r *Router) outputNeed(q *Query, m *policy.Model) int {
+	if r.route.FitOutputToContext {
+		return 1
+	}
+	return m.OutputLimit(q.Chat.OutputCap())
 }
 
 // prefer moves the models a tier, a split or stickiness asks for to the

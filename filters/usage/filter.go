@@ -56,6 +56,8 @@ func (*Filter) Uses() []filters.Use {
 		filters.Needs(filters.PhaseDone, filters.FieldSent),
 		filters.Needs(filters.PhaseDone, filters.FieldUsage),
 		filters.Reads(filters.PhaseDone, filters.FieldCached),
+		filters.Reads(filters.PhaseDone, filters.FieldLabels),
+		filters.Reads(filters.PhaseDone, filters.FieldRedaction),
 	}
 }
 
@@ -139,7 +141,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 		InputTokens: int64(x.Usage.PromptTokens), OutputTokens: int64(x.Usage.CompletionTokens),
 		CachedTokens: int64(x.Usage.CachedTokens), CostMicros: x.Usage.CostMicros,
 		CacheHit: x.Usage.CachedTokens > 0, UsageEstimated: x.Usage.Estimated,
-		TraceID: x.Trace.ID(),
+		TraceID: x.Trace.ID(), Tags: x.Labels.Tags, SessionID: x.Session(),
 	}
 	if x.Route != nil {
 		r.Route = x.Route.Name

@@ -125,6 +125,18 @@ func TestRecordOf(t *testing.T) {
 			},
 		},
 		{
+			name: "its tags and session",
+			setup: func(x *filters.Exchange) {
+				if err := x.SetLabels(nil, "team=search,env=prod", "run-7"); err != nil {
+					t.Fatal(err)
+				}
+				x.Response = filters.Response{Status: 200}
+			},
+			want: func(r *ledger.Record) {
+				r.Status, r.Tags, r.SessionID = 200, map[string]string{"team": "search", "env": "prod"}, "run-7"
+			},
+		},
+		{
 			name: "fallback: the failed attempts and why, a missing one as no response",
 			setup: func(x *filters.Exchange) {
 				x.Plan = append(x.Plan, filters.Target{Model: p.Model("gpt")})
@@ -321,7 +333,7 @@ func TestDone(t *testing.T) {
 		{"requests by status", f.metrics.requests.WithLabelValues("acme", "web", "claude", "an", "200"), 1},
 		{"cost", f.metrics.cost.WithLabelValues("acme", "web", "claude", "an"), 1050},
 		{"output tokens", f.metrics.tokens.WithLabelValues("acme", "web", "claude", "an", "output"), 50},
-		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503"), 1},
+		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503", "chat"), 1},
 		{"routing decision", f.metrics.decisions.WithLabelValues("chat", "strategy", "cost-optimized"), 1},
 		{"traffic split arm", f.metrics.split.WithLabelValues("chat", "claude", "claude"), 1},
 	}
