@@ -49,6 +49,9 @@ type compiler struct {
 	probs  Problems
 	// capture is the gateway's audit capture setting, the tenants' default.
 	capture bool
+	// edge is the gateway's edge, whose upstream bounds are every
+	// provider's default.
+	edge Edge
 }
 
 // eventStream is what an events stream may be called.
@@ -95,7 +98,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 		keys:      map[[32]byte]*Key{},
 	}
 	c.gateway(s.Gateway, &p.Gateway)
-	c.capture = p.Gateway.CapturePrompts
+	c.capture, c.edge = p.Gateway.CapturePrompts, p.Gateway.Edge
 	for i := range s.Providers {
 		if pr := c.provider(&s.Providers[i], i, p.providers); pr != nil {
 			p.Providers = append(p.Providers, pr)
@@ -467,6 +470,10 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	p.ConnectTimeout = time.Duration(s.ConnectTimeout)
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
+	}
+	var connOK bool
+	if p.Connections, connOK = c.connections(s.src, d, s.Connections, p.ConnectTimeout); !connOK {
+		ok = false
 	}
 	if !ok {
 		return nil

@@ -253,6 +253,8 @@ type Provider struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
 	ConnectTimeout    time.Duration
+	// Connections are the provider cluster's pool, bounds and protocol.
+	Connections Connections
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
 }

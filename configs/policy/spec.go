@@ -152,8 +152,13 @@ type ProviderSpec struct {
 	APIVersion string `yaml:"api_version"`
 	// Dialect names the server behind an openai_compatible provider (vllm,
 	// ollama, mistral, deepseek, groq) to switch on its quirks.
-	Dialect        string   `yaml:"dialect"`
+	Dialect string `yaml:"dialect"`
+	// ConnectTimeout bounds opening a connection to the provider (default
+	// 5s, at most 1m).
 	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Connections tunes the provider's connection pool, circuit breakers
+	// and HTTP version (connections.go).
+	Connections *ConnectionsSpec `yaml:"connections"`
 	// Limits are the provider's own rate limits, so the gateway routes
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`

@@ -3,6 +3,7 @@ package resources
 import (
 	"time"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
@@ -11,23 +12,43 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
-// upstreamIdleTimeout closes pooled provider connections nobody used for a
-// while, before the provider's load balancer does it mid-request.
-const upstreamIdleTimeout = 60 * time.Second
-
+// protocolOptions are the provider's idle timeout and HTTP version.
 func protocolOptions(p *policy.Provider) *httpv3.HttpProtocolOptions {
+	c := p.Connections
 	o := &httpv3.HttpProtocolOptions{
-		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: dur(upstreamIdleTimeout)},
+		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: dur(c.IdleTimeout)},
 	}
-	if p.TLS {
+	switch {
+	case c.Protocol == policy.ProtocolHTTP2:
+		// Over plain http:// this is prior knowledge (h2c): the server must
+		// speak HTTP/2 from the first byte, as the policy says it does.
+		o.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{}},
+		}}
+	case p.TLS && c.Protocol == policy.ProtocolAuto:
 		// HTTP/2 where the provider offers it through ALPN, else HTTP/1.1.
 		o.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_AutoConfig{AutoConfig: &httpv3.HttpProtocolOptions_AutoHttpConfig{}}
-	} else {
+	default:
 		o.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
 			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: &corev3.Http1ProtocolOptions{}},
 		}}
 	}
 	return o
+}
+
+// keepalive is the provider's TCP keepalive, nil when the system's
+// applies: probes after Keepalive of silence, then every tenth of it, and
+// the connection is dropped after three unanswered.
+func keepalive(c policy.Connections) *clusterv3.UpstreamConnectionOptions {
+	if c.Keepalive == 0 {
+		return nil
+	}
+	secs := uint32(c.Keepalive / time.Second)
+	return &clusterv3.UpstreamConnectionOptions{TcpKeepalive: &corev3.TcpKeepalive{
+		KeepaliveTime:     u32(secs),
+		KeepaliveInterval: u32(max(secs/10, 1)),
+		KeepaliveProbes:   u32(3),
+	}}
 }
 
 func upstreamTLS(p *policy.Provider, o Options) *corev3.TransportSocket {

@@ -71,7 +71,8 @@ func adsSource() *corev3.ConfigSource {
 }
 
 // Cluster is the cluster of one provider: DNS-resolved, TLS with SNI for
-// https, with the edge's breakers, retry budget and read-ahead bound.
+// https, with its own connection bounds and protocol (gateway.edge's by
+// default), and the edge's retry budget and read-ahead bound.
 func Cluster(p *policy.Provider, e policy.Edge, o Options) *clusterv3.Cluster {
 	c := &clusterv3.Cluster{
 		Name:                 p.Cluster,
@@ -92,15 +93,17 @@ func Cluster(p *policy.Provider, e policy.Edge, o Options) *clusterv3.Cluster {
 		// bound is well above Envoy's default of 1024; past it, and past the
 		// pending queue, Envoy answers 503 (flag UO) at once rather than
 		// queue. Retries are bounded by a share of the requests in flight.
+		// The bounds are the provider's own, gateway.edge's by default.
 		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
-			MaxConnections:     u32(e.UpstreamMaxConnections),
-			MaxPendingRequests: u32(e.UpstreamMaxPendingRequests),
-			MaxRequests:        u32(e.UpstreamMaxRequests),
+			MaxConnections:     u32(p.Connections.MaxConnections),
+			MaxPendingRequests: u32(p.Connections.MaxPendingRequests),
+			MaxRequests:        u32(p.Connections.MaxRequests),
 			RetryBudget: &clusterv3.CircuitBreakers_Thresholds_RetryBudget{
 				BudgetPercent:       &typev3.Percent{Value: e.RetryBudgetPercent},
 				MinRetryConcurrency: u32(e.RetryMinConcurrency),
 			},
 		}}},
+		UpstreamConnectionOptions: keepalive(p.Connections),
 		TypedExtensionProtocolOptions: map[string]*anyMsg{
 			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(protocolOptions(p)),
 		},

@@ -30,6 +30,7 @@ func TestSnapshotGolden(t *testing.T) {
 	for name, dir := range map[string]string{
 		"local":          "../../configs/local",
 		"real-providers": "../../configs/examples/real-providers",
+		"connections":    "testdata/connections",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := policy.Load(dir)
