@@ -792,6 +792,10 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 			ok = false
 		}
 	}
+	var hedged bool
+	if r.Hedge, hedged = c.hedge(s.src, d, s.Hedge, r); !hedged {
+		ok = false
+	}
 	before := len(c.probs)
 	r.Routing = c.routing(s.src, d, s.Routing, p)
 	if !ok || len(c.probs) > before {

@@ -474,6 +474,8 @@ type Route struct {
 	AnswerTimeout     time.Duration
 	StreamTimeout     time.Duration
 	Routing           Routing
+	// Hedge is nil on a route that does not hedge.
+	Hedge *Hedge
 }
 
 // Strategy names a ranking of candidate models.

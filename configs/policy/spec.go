@@ -297,6 +297,9 @@ type RouteSpec struct {
 	StreamTimeout Duration `yaml:"stream_timeout"`
 	// Routing is how the router filter chooses models on this route.
 	Routing *RoutingSpec `yaml:"routing"`
+	// Hedge sends a second attempt to the plan's next target when the
+	// first has not answered in time; the first answer wins (hedge.go).
+	Hedge *HedgeSpec `yaml:"hedge"`
 }
 
 // RoutingSpec configures model choice on a route.
