@@ -142,18 +142,36 @@ func budgetLines(sc []scope) ([]store.BudgetLine, []scope, bool) {
 // fit is the plan as the caller's budgets narrow it. When the whole plan
 // does not fit a limit, the targets that do are kept: in the router's
 // order as long as the first target fits (only fallbacks are dropped), or,
-// for a tenant whose over_budget is downgrade, cheapest first.
+// for a tenant whose over_budget is downgrade, cheapest first. A hedge,
+// whose first two targets may both bill, is dropped before any target.
 type fit struct {
 	d          demand
 	plan       []filters.Target
 	downgrade  bool // the tenant's over_budget
+	hedged     bool // the first two targets run at once
 	narrowed   bool
 	downgraded bool
+	unhedged   bool
+}
+
+// amount is the most the plan may cost: what one target may bill at
+// worst, or with a hedge what the two raced targets may bill together.
+func (p *fit) amount() int64 {
+	if p.hedged {
+		return min(p.d.worst(p.plan[0].Model)+p.d.worst(p.plan[1].Model), maxAmount)
+	}
+	return p.d.highest(p.plan)
 }
 
 // narrow keeps the targets whose worst case is at most limit, and reports
 // false when none may be kept.
 func (p *fit) narrow(limit int64) bool {
+	if p.hedged {
+		p.hedged, p.unhedged = false, true
+		if p.d.highest(p.plan) <= limit {
+			return true
+		}
+	}
 	if p.d.worst(p.plan[0].Model) <= limit {
 		p.plan, p.narrowed = p.d.fitting(p.plan, limit, true), true
 		return true
@@ -169,6 +187,10 @@ func (p *fit) narrow(limit int64) bool {
 
 // apply gives the request its narrowed plan and says why.
 func (p *fit) apply(x *filters.Exchange, m *metrics, a *admission) {
+	if p.unhedged {
+		x.Hedge = nil
+		x.RouteReason += "; hedge dropped to fit the budget"
+	}
 	if !p.narrowed {
 		return
 	}
@@ -193,7 +215,7 @@ type costly struct {
 // rate limits', which are checked first.
 func capCost(sc []scope, p *fit) *costly {
 	for _, s := range sc {
-		if s.maxCost > 0 && p.d.highest(p.plan) > s.maxCost && !p.narrow(s.maxCost) {
+		if s.maxCost > 0 && p.amount() > s.maxCost && !p.narrow(s.maxCost) {
 			return &costly{scope: s, worst: p.d.worst(p.plan[0].Model)}
 		}
 	}
@@ -218,7 +240,7 @@ func (f *Filter) fitBudget(ctx context.Context, a *admission, c *claim, p *fit, 
 			})])
 		}
 		cctx, cancel := f.call(ctx)
-		err := f.store.Reserve(cctx, a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL)
+		err := f.store.Reserve(cctx, a.resv, c.lines, p.amount(), f.cfg.ReservationTTL)
 		cancel()
 		be = nil
 		switch {

@@ -244,11 +244,17 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 			usage.CompletionTokens, usage.Estimated = text, true
 		}
 	}
-	if !usage.Known {
-		return
+	if usage.Known {
+		usage.CostMicros = Cost(a.Target.Model, usage)
 	}
-	usage.CostMicros = Cost(a.Target.Model, usage)
-	x.Usage = usage
+	if lost := hedgeLosses(x, usage); lost > 0 {
+		usage.Known, usage.Estimated = true, true
+		usage.HedgedMicros = lost
+		usage.CostMicros += lost
+	}
+	if usage.Known {
+		x.Usage = usage
+	}
 }
 
 // cacheWrites splits the prompt-cache writes a provider reported by

@@ -183,7 +183,8 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 }
 
 // fallbackReasons says why each failed attempt was given up, in attempt
-// order, as "provider/model: status" or "provider/model: no response". An
+// order, as "provider/model: status", "provider/model: no response" or,
+// for the attempt a hedge's winner beat, "provider/model: hedge lost". An
 // attempt whose stream never reached ext_proc (a connection refused at
 // once) is known only by its number, and gave no response.
 func fallbackReasons(x *filters.Exchange) []string {
@@ -221,6 +222,8 @@ func failures(x *filters.Exchange) []failure {
 			continue
 		}
 		switch o := a.Outcome(); {
+		case o.Cause == filters.CauseHedged:
+			out = append(out, failure{n: n, target: a.Target, reason: hedgeLost})
 		case o.Failed() && o.Status == 0:
 			out = append(out, failure{n: n, target: a.Target, reason: noResponse})
 		case o.Failed():
@@ -231,5 +234,9 @@ func failures(x *filters.Exchange) []failure {
 }
 
 const noResponse = "no response"
+
+// hedgeLost is the reason of an attempt a hedge's winner beat: it was
+// cancelled when another attempt answered first.
+const hedgeLost = "hedge lost"
 
 var _ filters.DoneHook = (*Filter)(nil)

@@ -22,6 +22,7 @@ import (
 	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
 	bufferv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/buffer/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	headermutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	codecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
@@ -43,7 +44,10 @@ const (
 	// the router-level one: per-route filter configs are keyed by name, and
 	// the router level's per-route modes must not reach the attempts.
 	attemptFilterName = "switchyard.ext_proc.attempt"
-	localRLFilterName = "envoy.filters.http.local_ratelimit"
+	// answeredByFilterName names the header_mutation that marks a hedged
+	// request's answer with its provider (answeredBy).
+	answeredByFilterName = "switchyard.hedge.answered_by"
+	localRLFilterName    = "envoy.filters.http.local_ratelimit"
 	// clientRLFilterName is the bucket of each client credential, ahead of
 	// the listener's.
 	clientRLFilterName = "switchyard.client_ratelimit"
@@ -81,8 +85,11 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		// takes bodies buffered anyway.
 		&hcmv3.HttpFilter{Name: bufferFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&bufferv3.Buffer{MaxRequestBytes: u32(uint32(p.Gateway.MaxRequestBytes))})}},
 		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
-		&hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}},
 	)
+	if hedges(p) {
+		filters = append(filters, answeredBy())
+	}
+	filters = append(filters, &hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}})
 	m := &hcmv3.HttpConnectionManager{
 		StatPrefix: "ingress",
 		CodecType:  hcmv3.HttpConnectionManager_AUTO,
@@ -275,6 +282,33 @@ func router() *routerv3.Router {
 			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
 		},
 	}
+}
+
+// answeredBy names, on the answer of a hedged request, the provider whose
+// answer won (contract.AnsweredByHeader), overwriting any header of that
+// name a provider sent. It stands after the router-level ext_proc, so the
+// answer passes it first, once the router has made the winner the
+// request's upstream host, whose metadata names its provider (Cluster). A
+// formatter in an attempt's own upstream filters would read the request's
+// latest attempt instead, and ext_proc there crashes Envoy 1.40 on a
+// hedge's failing attempt. Disabled, and enabled with its mutation on the
+// routes that hedge (answeredByRoute).
+func answeredBy() *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{
+		Name:       answeredByFilterName,
+		Disabled:   true,
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&headermutationv3.HeaderMutation{})},
+	}
+}
+
+// answeredByRoute enables answeredBy on a route.
+func answeredByRoute() *routev3.FilterConfig {
+	return &routev3.FilterConfig{Config: mustAny(&headermutationv3.HeaderMutationPerRoute{Mutations: &headermutationv3.Mutations{
+		ResponseMutations: []*mutationrulesv3.HeaderMutation{{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: contract.AnsweredByHeader, Value: "%UPSTREAM_METADATA(" + providerMetadataNamespace + ":provider)%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}}}},
+	}})}
 }
 
 // attemptOutcomeHeaders are the provider response headers ext_proc reads

@@ -31,6 +31,7 @@ func TestSnapshotGolden(t *testing.T) {
 		"local":          "../../configs/local",
 		"real-providers": "../../configs/examples/real-providers",
 		"connections":    "testdata/connections",
+		"hedge":          "testdata/hedge",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := policy.Load(dir)
