@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -141,4 +145,56 @@ func readAnswer(t *testing.T, resp *http.Response) answer {
 
 func describeRecord(r ledger.Record) string {
 	return fmt.Sprintf("%s/%s attempts=%d in=%d out=%d reasons=%q", r.Provider, r.ServedModel, r.Attempts, r.InputTokens, r.OutputTokens, r.FallbackReasons)
+}
+
+// TestHedgeOverTLS: the hedge's composite cluster reaches each provider
+// through the provider's own cluster, its TLS included: the real-providers
+// policy, hedging its chat route, against HTTPS upstreams that check SNI
+// and keys. A slow anthropic loses claude-3-5-haiku's race to openai.
+func TestHedgeOverTLS(t *testing.T) {
+	ca := testCA(t)
+	var cfg providersim.Config
+	for name := range realHosts {
+		cfg.Providers = append(cfg.Providers, providersim.ProviderConfig{
+			Name: name, Kind: providersim.Kind(name), ExpectKey: realKeys[name].key, TLS: ca.serverTLS,
+		})
+	}
+	up, err := providersim.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	upstream, env := map[string]string{}, []string{}
+	for name := range realHosts {
+		_, port, _ := net.SplitHostPort(up.Addr(name))
+		upstream[name] = "https://localhost:" + port
+		env = append(env, realKeys[name].env+"="+realKeys[name].key)
+	}
+	o := realProvidersOptions(t, upstream, env, ca.file)
+	routes, err := os.ReadFile(filepath.Join(moduleRoot(t), "configs", "examples", "real-providers", "routes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const api = "    api: chat_completions\n"
+	o.Overlay["routes.yaml"] = strings.Replace(string(routes), api, api+"    hedge: {after: 300ms, max: 1}\n", 1)
+	s := startStack(t, o)
+	if err := up.SetFault("anthropic", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(3 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"claude-3-5-haiku","messages":[{"role":"user","content":"race me"}]}`))
+	req.Header.Set("Authorization", "Bearer "+realTenantKey)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := readAnswer(t, resp)
+	if a.status != http.StatusOK || a.header.Get("x-switchyard-provider") != "openai" ||
+		a.header.Get("x-switchyard-hedge") != "after=300ms; attempts=2; won=2" {
+		t.Fatalf("%d from %s (%s): %s", a.status, a.header.Get("x-switchyard-provider"), a.header.Get("x-switchyard-hedge"), a.body)
+	}
+	st, err := up.Stats("openai")
+	if err != nil || len(st.Recent) == 0 || st.Recent[len(st.Recent)-1].SNI != "localhost" {
+		t.Errorf("openai's hedge arrived without its SNI: %+v, %v", st.Recent, err)
+	}
 }
