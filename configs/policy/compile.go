@@ -798,6 +798,10 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 	}
 	before := len(c.probs)
 	r.Routing = c.routing(s.src, d, s.Routing, p)
+	var hybridOK bool
+	if r.Hybrid, hybridOK = c.hybrid(s.src, d, s.Hybrid, r, p); !hybridOK {
+		ok = false
+	}
 	if !ok || len(c.probs) > before {
 		return nil
 	}

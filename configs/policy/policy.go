@@ -476,6 +476,8 @@ type Route struct {
 	Routing           Routing
 	// Hedge is nil on a route that does not hedge.
 	Hedge *Hedge
+	// Hybrid is nil on a route without a hybrid mode.
+	Hybrid *Hybrid
 }
 
 // Strategy names a ranking of candidate models.

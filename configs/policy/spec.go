@@ -300,6 +300,9 @@ type RouteSpec struct {
 	// Hedge sends a second attempt to the plan's next target when the
 	// first has not answered in time; the first answer wins (hedge.go).
 	Hedge *HedgeSpec `yaml:"hedge"`
+	// Hybrid fans a request for its model out to several models and keeps
+	// one answer (hybrid.go).
+	Hybrid *HybridSpec `yaml:"hybrid"`
 }
 
 // RoutingSpec configures model choice on a route.
