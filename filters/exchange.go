@@ -44,6 +44,11 @@ type Exchange struct {
 	// first answer wins (set by the router on a route that hedges; quota
 	// drops it when the budget cannot cover both).
 	Hedge *Hedge
+	// Hybrid, when set, sends the request to every target of the plan at
+	// once and keeps one answer (the route's hybrid mode): set by the
+	// router, carried out by the server, which makes each target's call an
+	// attempt.
+	Hybrid *Hybrid
 	// RouteReason says in a few words why the plan is what it is.
 	RouteReason string
 	// Routing is what else the router learnt about the request.
@@ -120,6 +125,22 @@ func (t Target) Provider() *policy.Provider { return t.Model.Provider }
 // Hedge is a request's hedge: when its second attempt starts.
 type Hedge struct {
 	After time.Duration
+}
+
+// Hybrid is a request's hybrid mode: how one answer is picked among its
+// targets', and once the server has run it, which was and what the
+// picking cost.
+type Hybrid struct {
+	Pick  policy.HybridPick
+	Judge *policy.Model
+	// Picked is the number of the attempt whose answer was kept; 0 when
+	// none was acceptable.
+	Picked int
+	// Judged is the number of the judge's own attempt, 0 when it was not
+	// called; JudgeMicros is what its call cost, part of the request's
+	// cost.
+	Judged      int
+	JudgeMicros int64
 }
 
 // Attempt is one try of the request on one provider.

@@ -1,13 +1,18 @@
 package server_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
 	"github.com/switchyard/switchyard/envoy/contract"
+	"github.com/switchyard/switchyard/extproc/server"
 	"github.com/switchyard/switchyard/state/health"
 )
 
@@ -121,5 +126,63 @@ func TestHedgeLoserLoggedFirst(t *testing.T) {
 	closeAndWait(t, s)
 	if n := providerErrors(mon, "an"); n != 0 {
 		t.Errorf("the hedge's loser counted %d errors against its provider", n)
+	}
+}
+
+// TestHybridRequest: a request for the route's hybrid model is answered
+// by ext_proc itself, from its own calls to every model: an answer cut at
+// its length is not acceptable, so the other is kept, and both are
+// charged.
+func TestHybridRequest(t *testing.T) {
+	answer := func(model, finish string, out int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("authorization") != "Bearer sk-provider-secret" {
+				http.Error(w, "no key", http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("content-type", "application/json")
+			fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"an answer"},"finish_reason":%q}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, model, finish, out, 10+out)
+		}
+	}
+	cut := httptest.NewServer(answer("cut", "length", 100))
+	defer cut.Close()
+	whole := httptest.NewServer(answer("whole", "stop", 20))
+	defer whole.Close()
+	src := fmt.Sprintf(`
+providers:
+  - {name: a, kind: openai, base_url: %q, api_key: {env: SY_TEST_OA_KEY}}
+  - {name: b, kind: openai, base_url: %q, api_key: {env: SY_TEST_OA_KEY}}
+models:
+  - {name: cut, provider: a, context_window: 1000, max_output_tokens: 100, capabilities: [chat], price_usd_per_mtok: {input: 1, output: 1}}
+  - {name: whole, provider: b, context_window: 1000, max_output_tokens: 100, capabilities: [chat], price_usd_per_mtok: {input: 2, output: 2}}
+routes:
+  - {name: chat, path: /v1/chat/completions, api: chat_completions, filters: [auth, router, translate, usage], hybrid: {models: [cut, whole], pick: cheapest-acceptable}}
+tenants:
+  - name: demo
+    keys: [{name: k, sha256: 4ff444b1a79536cc47732956cf5bc6256abf64bc1b8adff6843fac08bbb6be9f}]
+`, cut.URL, whole.URL)
+	h := newHarnessOf(t, nil, src)
+	s := h.stream(t, "")
+	send(t, s, reqHeaders("rid-y", "Bearer sk-local-demo"))
+	// First comes Envoy's leave to wait for the calls, then the answer.
+	if r := send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{RequestBody: &extprocv3.HttpBody{
+		Body: []byte(`{"model":"hybrid","messages":[{"role":"user","content":"hi"}]}`), EndOfStream: true,
+	}}}); r.GetOverrideMessageTimeout().AsDuration() != 10*time.Minute {
+		t.Fatalf("first reply %v, want the answer timeout as the message timeout", r)
+	}
+	resp, err := s.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir := resp.GetImmediateResponse()
+	if ir.GetStatus().GetCode() != 200 || !strings.Contains(string(ir.GetBody()), `"model":"hybrid"`) {
+		t.Fatalf("answer %v", resp)
+	}
+	if got := setOf(ir.GetHeaders()); got[server.HeaderHybrid] != "picked=whole; by=cheapest-acceptable; answers=1/2" || got["x-switchyard-model"] != "whole" {
+		t.Errorf("headers %v", got)
+	}
+	// cut: 10 + 100 µ$ at 1 $/Mtok; whole: (10 + 20) × 2.
+	if got := accessLogFields(resp); got["cost_micro_usd"] != 170.0 || got["attempts"] != 2.0 || got["model"] != "whole" {
+		t.Errorf("access log %v", got)
 	}
 }

@@ -101,6 +101,9 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	if len(x.Plan) == 0 {
 		return nil, nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
 	}
+	if x.Hybrid != nil {
+		return nil, nil, s.hybrid(ctx, lv)
+	}
 	a, _ := x.NewAttempt(1, s.now())
 	up, err := s.translated(ctx, lv, a, x.Header)
 	if err != nil {

@@ -153,7 +153,10 @@ func claimOf(a *admission, sc []scope) *claim {
 // provider.
 func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
 	sc := scopes(x)
-	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade, hedged: x.Hedge != nil && len(x.Plan) > 1}
+	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade, raced: raceOf(x)}
+	if x.Hybrid != nil {
+		p.judge = x.Hybrid.Judge
+	}
 	costly := capCost(sc, p)
 	c := claimOf(a, sc)
 	if costly == nil {

@@ -43,7 +43,7 @@ func TestHedgeReservation(t *testing.T) {
 			if tt.hedged {
 				x.Hedge = &filters.Hedge{After: time.Second}
 			}
-			f := &fit{d: d, plan: x.Plan, hedged: x.Hedge != nil}
+			f := &fit{d: d, plan: x.Plan, raced: raceOf(x)}
 			ok := true
 			if tt.limit > 0 {
 				ok = f.narrow(tt.limit)
@@ -63,5 +63,33 @@ func TestHedgeReservation(t *testing.T) {
 				t.Errorf("hedge %v, reason %q, %d targets; want hedge %t, reason %q, %d targets", x.Hedge, x.RouteReason, len(x.Plan), tt.wantHedge, tt.wantReason, tt.wantTargets)
 			}
 		})
+	}
+}
+
+// TestHybridReservation: a hybrid answer reserves what every target and
+// its judge may bill together.
+func TestHybridReservation(t *testing.T) {
+	t.Parallel()
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, small, solo := p.Model("big"), p.Model("small"), p.Model("solo")
+	x := &filters.Exchange{Plan: []filters.Target{{Model: big}, {Model: small}}, Hybrid: &filters.Hybrid{Judge: solo}}
+	d := demand{prompt: 8, output: 100, chat: true}
+	f := &fit{d: d, plan: x.Plan, raced: raceOf(x), judge: solo}
+	// big 3080 + small 208; the judge (solo, 1 and 2 $/Mtok) reads the
+	// prompt, both answers' caps and its instructions, 8+100+100+200
+	// tokens, and writes 16: 408 + 32 µ$.
+	if got, want := f.amount(), int64(3080+208+408+32); got != want {
+		t.Errorf("reserved %d µ$, want %d", got, want)
+	}
+	if !f.narrow(3100) || f.amount() != 3080 {
+		t.Fatalf("a budget for one target: narrowed to %d µ$", f.amount())
+	}
+	m, _ := newMetrics()
+	f.apply(x, m, &admission{})
+	if x.Hybrid != nil || x.RouteReason != "; hybrid dropped to fit the budget: one model at a time" {
+		t.Errorf("hybrid %v, reason %q", x.Hybrid, x.RouteReason)
 	}
 }

@@ -86,6 +86,9 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	if x.Chat == nil {
 		return nil
 	}
+	if f.hybridRequested(x) {
+		return f.hybrid(x)
+	}
 	q := &Query{
 		Ctx:      ctx,
 		Chat:     x.Chat,

@@ -58,7 +58,7 @@ func TestHedgeLosses(t *testing.T) {
 			won, _ := x.NewAttempt(2, sent.Add(time.Second))
 			won.MarkSent(sent.Add(time.Second))
 			x.SetAnswered(2)
-			if got := hedgeLosses(x, winner); got != tt.want {
+			if got := LostMicros(x, winner); got != tt.want {
 				t.Errorf("charged %d µ$, want %d", got, tt.want)
 			}
 		})

@@ -84,7 +84,7 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		// gateway would pay a new connection for every refusal too. ext_proc
 		// takes bodies buffered anyway.
 		&hcmv3.HttpFilter{Name: bufferFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&bufferv3.Buffer{MaxRequestBytes: u32(uint32(p.Gateway.MaxRequestBytes))})}},
-		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
+		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc(p))}},
 	)
 	if hedges(p) {
 		filters = append(filters, answeredBy())
@@ -188,7 +188,7 @@ func clientRateLimit(l policy.ClientRateLimit) *localrlv3.LocalRateLimit {
 // routerExtProc is the router-level ext_proc filter: it sees the whole
 // request and the response of the last attempt. Response bodies start
 // buffered; ext_proc switches a streamed answer to STREAMED.
-func routerExtProc() *extprocv3.ExternalProcessor {
+func routerExtProc(p *policy.Policy) *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
 		// Fail closed: without ext_proc nothing is authenticated.
@@ -198,7 +198,7 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 		AllowModeOverride:    true,
 		AllowedOverrideModes: contract.AllowedOverrides(),
 		MessageTimeout:       dur(extProcMessageTimeout),
-		MaxMessageTimeout:    dur(time.Minute),
+		MaxMessageTimeout:    dur(maxMessageTimeout(p)),
 		// x-envoy-max-retries is how ext_proc bounds the attempts of one
 		// request; Envoy only accepts x-envoy-* mutations when allowed. The
 		// request translated for its first attempt carries the provider's
@@ -208,6 +208,20 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{contract.RouteMetadataNamespace, contract.AccessLogMetadataNamespace}},
 		},
 	}
+}
+
+// maxMessageTimeout is the longest ext_proc may ask Envoy to wait for one
+// reply: a minute, or on a route with a hybrid mode its answer_timeout,
+// since ext_proc answers a hybrid request itself, once every call it
+// makes has answered (extproc/server/hybrid.go).
+func maxMessageTimeout(p *policy.Policy) time.Duration {
+	d := time.Minute
+	for _, r := range p.Routes {
+		if r.Hybrid != nil {
+			d = max(d, r.AnswerTimeout)
+		}
+	}
+	return d
 }
 
 // attemptExtProc is the per-attempt (upstream) ext_proc filter, for the
