@@ -2,7 +2,9 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +87,48 @@ func TestHedgeHeader(t *testing.T) {
 	}
 	if want := "after=800ms; attempts=2; won=1"; got != want {
 		t.Errorf("%s: %q, want %q", HeaderHedge, got, want)
+	}
+}
+
+// TestDegradedNamedModelYields: a degraded model a client named keeps
+// its weight's share of the requests first (half); the others go to its
+// first fallback first, with the model behind it. Healthy, it always goes
+// first.
+func TestDegradedNamedModelYields(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		health fakeHealth
+		want   float64 // share of requests the named model serves first
+	}{
+		{"healthy", fakeHealth{}, 1},
+		{"degraded to half", fakeHealth{weight: map[string]float64{"oa": 0.5}}, 0.5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, _ := testRouter(t, false, tt.health)
+			const n = 4000
+			first := 0
+			for key := range uint64(n) {
+				d, e := r.Decide(&Query{Chat: chat(t, userMsg("strong", "hi")), Hash: HashID(fmt.Sprint("request ", key))})
+				if e != nil {
+					t.Fatal(e)
+				}
+				switch names(d.Plan) {
+				case "strong,mid":
+					first++
+				case "mid,strong":
+					if !strings.Contains(d.Reason, "strong degraded: mid first for this request") {
+						t.Fatalf("reason %q", d.Reason)
+					}
+				default:
+					t.Fatalf("plan %s", names(d.Plan))
+				}
+			}
+			share, sd := float64(first)/n, math.Sqrt(tt.want*(1-tt.want)/n)
+			if math.Abs(share-tt.want) > 4*sd+1e-9 {
+				t.Errorf("strong first in %.3f of requests, want %.2f", share, tt.want)
+			}
+		})
 	}
 }
