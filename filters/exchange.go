@@ -52,6 +52,16 @@ type Exchange struct {
 	// Plan is the ordered list of targets chosen by the router: attempt n
 	// (1-based) uses Plan[min(n, len(Plan))-1].
 	Plan []Target
+	// Hedge, when set, has the plan's first two targets raced: the second
+	// starts when the first has not answered within Hedge.After, and the
+	// first answer wins (set by the router on a route that hedges; quota
+	// drops it when the budget cannot cover both).
+	Hedge *Hedge
+	// Hybrid, when set, sends the request to every target of the plan at
+	// once and keeps one answer (the route's hybrid mode): set by the
+	// router, carried out by the server, which makes each target's call an
+	// attempt.
+	Hybrid *Hybrid
 	// RouteReason says in a few words why the plan is what it is.
 	RouteReason string
 	// Routing is what else the router learnt about the request.
@@ -76,6 +86,10 @@ type Exchange struct {
 
 	mu       sync.Mutex
 	attempts []*Attempt
+	// answered is the number of the attempt whose answer the client gets,
+	// once the server knows it was not the most recent (a hedge's winner);
+	// 0 otherwise.
+	answered int
 
 	// clientBody is the body as the client sent it, once a step replaced
 	// Body.
@@ -143,6 +157,27 @@ type Target struct {
 
 // Provider returns the target's provider.
 func (t Target) Provider() *policy.Provider { return t.Model.Provider }
+
+// Hedge is a request's hedge: when its second attempt starts.
+type Hedge struct {
+	After time.Duration
+}
+
+// Hybrid is a request's hybrid mode: how one answer is picked among its
+// targets', and once the server has run it, which was and what the
+// picking cost.
+type Hybrid struct {
+	Pick  policy.HybridPick
+	Judge *policy.Model
+	// Picked is the number of the attempt whose answer was kept; 0 when
+	// none was acceptable.
+	Picked int
+	// Judged is the number of the judge's own attempt, 0 when it was not
+	// called; JudgeMicros is what its call cost, part of the request's
+	// cost.
+	Judged      int
+	JudgeMicros int64
+}
 
 // Attempt is one try of the request on one provider.
 type Attempt struct {
@@ -245,6 +280,10 @@ const (
 	// CauseNoAddress: the provider's name resolved to no address, so no
 	// connection was tried (and Envoy tries no other provider after it).
 	CauseNoAddress
+	// CauseHedged: the attempt lost a hedge; the gateway cancelled it when
+	// another attempt of the request answered first. Not the provider's
+	// doing, though it may bill for it.
+	CauseHedged
 )
 
 // Failed reports whether the attempt failed in a way another provider
@@ -276,6 +315,10 @@ type Usage struct {
 	// billed apart from tokens.
 	WebSearches int
 	CostMicros  int64
+	// HedgedMicros is the part of CostMicros charged for the attempts a
+	// hedge's winner beat, estimated: the gateway cancelled them before
+	// they answered, and their provider may bill them all the same.
+	HedgedMicros int64
 	// Estimated is set when the provider's own count never arrived (a
 	// stream cut short) and the gateway counted instead.
 	Estimated bool
@@ -349,14 +392,46 @@ func (x *Exchange) NewAttempt(n int, now time.Time) (*Attempt, bool) {
 	return a, true
 }
 
-// LastAttempt returns the most recent attempt, or nil if none started.
+// LastAttempt returns the attempt the answer comes from: a hedge's winner
+// once the server named it ([Exchange.SetAnswered]), else the most recent
+// attempt; nil if none started.
 func (x *Exchange) LastAttempt() *Attempt {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.attempts) == 0 {
 		return nil
 	}
+	for _, a := range x.attempts {
+		if a.N == x.answered {
+			return a
+		}
+	}
 	return x.attempts[len(x.attempts)-1]
+}
+
+// SetAnswered names attempt n as the one whose answer the client gets:
+// with a hedge, an earlier attempt may answer after a later one started.
+func (x *Exchange) SetAnswered(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.answered = n
+}
+
+// Hedged returns the attempts a hedge's winner beat: every attempt of a
+// hedged request other than the answering one that has no outcome yet.
+func (x *Exchange) Hedged() []*Attempt {
+	if x.Hedge == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*Attempt
+	for _, a := range x.attempts {
+		if a.N != x.answered && !a.Outcome().Done {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // AttemptCount is the number of the last attempt started: attempts whose

@@ -49,6 +49,9 @@ type compiler struct {
 	probs  Problems
 	// capture is the gateway's audit capture setting, the tenants' default.
 	capture bool
+	// edge is the gateway's edge, whose upstream bounds are every
+	// provider's default.
+	edge Edge
 }
 
 // eventStream is what an events stream may be called.
@@ -95,7 +98,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 		keys:      map[[32]byte]*Key{},
 	}
 	c.gateway(s.Gateway, &p.Gateway)
-	c.capture = p.Gateway.CapturePrompts
+	c.capture, c.edge = p.Gateway.CapturePrompts, p.Gateway.Edge
 	for i := range s.Providers {
 		if pr := c.provider(&s.Providers[i], i, p.providers); pr != nil {
 			p.Providers = append(p.Providers, pr)
@@ -468,6 +471,10 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
 	}
+	var connOK bool
+	if p.Connections, connOK = c.connections(s.src, d, s.Connections, p.ConnectTimeout); !connOK {
+		ok = false
+	}
 	if !ok {
 		return nil
 	}
@@ -797,8 +804,16 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 			ok = false
 		}
 	}
+	var hedged bool
+	if r.Hedge, hedged = c.hedge(s.src, d, s.Hedge, r); !hedged {
+		ok = false
+	}
 	before := len(c.probs)
 	r.Routing = c.routing(s.src, d, s.Routing, p)
+	var hybridOK bool
+	if r.Hybrid, hybridOK = c.hybrid(s.src, d, s.Hybrid, r, p); !hybridOK {
+		ok = false
+	}
 	if !ok || len(c.probs) > before {
 		return nil
 	}

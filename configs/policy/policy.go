@@ -260,6 +260,8 @@ type Provider struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
 	ConnectTimeout    time.Duration
+	// Connections are the provider cluster's pool, bounds and protocol.
+	Connections Connections
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
 }
@@ -499,6 +501,10 @@ type Route struct {
 	TagsFromMetadata bool
 	// Redact masks sensitive data before it reaches a provider; nil: off.
 	Redact *Redaction
+	// Hedge is nil on a route that does not hedge.
+	Hedge *Hedge
+	// Hybrid is nil on a route without a hybrid mode.
+	Hybrid *Hybrid
 }
 
 // Strategy names a ranking of candidate models.

@@ -152,8 +152,13 @@ type ProviderSpec struct {
 	APIVersion string `yaml:"api_version"`
 	// Dialect names the server behind an openai_compatible provider (vllm,
 	// ollama, mistral, deepseek, groq) to switch on its quirks.
-	Dialect        string   `yaml:"dialect"`
+	Dialect string `yaml:"dialect"`
+	// ConnectTimeout bounds opening a connection to the provider (default
+	// 5s, at most 1m).
 	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Connections tunes the provider's connection pool, circuit breakers
+	// and HTTP version (connections.go).
+	Connections *ConnectionsSpec `yaml:"connections"`
 	// Limits are the provider's own rate limits, so the gateway routes
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
@@ -304,6 +309,12 @@ type RouteSpec struct {
 	// Redact masks sensitive data in what the route's requests send a
 	// provider (a tenant's own setting wins).
 	Redact *RedactSpec `yaml:"redact"`
+	// Hedge sends a second attempt to the plan's next target when the
+	// first has not answered in time; the first answer wins (hedge.go).
+	Hedge *HedgeSpec `yaml:"hedge"`
+	// Hybrid fans a request for its model out to several models and keeps
+	// one answer (hybrid.go).
+	Hybrid *HybridSpec `yaml:"hybrid"`
 }
 
 // RoutingSpec configures model choice on a route.

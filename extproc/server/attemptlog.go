@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -203,6 +204,40 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 // stream before it stands for the attempt itself: the answer, which waits
 // longer (attemptWait), then finds the attempt settled.
 const streamWait = 200 * time.Millisecond
+
+// settleHedge takes the answer that reached the router-level stream of a
+// hedged request as the winner's: the attempt on the provider Envoy names
+// ([contract.AnsweredByHeader]; a hedge races two providers, so the
+// provider tells the attempt). Every other attempt under way lost the
+// hedge: Envoy cancelled it as the winner's headers passed, and its
+// outcome is that (not its provider's failure, though it may bill), also
+// when Envoy's attempt log got here first and found no response.
+func (s *Server) settleHedge(ctx context.Context, lv *live, provider string) {
+	x := lv.x
+	i := slices.IndexFunc(x.Attempts(), func(a *filters.Attempt) bool { return a.Target.Provider().Name == provider })
+	if i < 0 {
+		// Envoy named no provider the request tried: the most recent
+		// attempt stands, as without a hedge.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "hedged answer names no attempt's provider", slog.String("request_id", x.ID), slog.String("provider", provider))
+		return
+	}
+	n := x.Attempts()[i].N
+	x.SetAnswered(n)
+	now := s.now()
+	lost := func(a *filters.Attempt) filters.Outcome {
+		return filters.Outcome{Done: true, Cause: filters.CauseHedged, Latency: now.Sub(sentOrStarted(a)),
+			Failure: "hedge lost: attempt " + strconv.Itoa(n) + " answered first"}
+	}
+	for _, a := range x.Attempts() {
+		if o := a.Outcome(); a.N != n && o.Done && o.Status == 0 && o.Cause == filters.CauseExcused {
+			l := lost(a) // before Amend, which holds the attempt's lock
+			a.Amend(func(o *filters.Outcome) { *o = l })
+		}
+	}
+	for _, a := range x.Hedged() {
+		s.settle(ctx, lv, a, lost(a))
+	}
+}
 
 // attemptWait bounds how long the answer of a request whose every attempt
 // failed waits for its attempts' streams to reach ext_proc, and an attempt

@@ -190,13 +190,16 @@ func claimOf(a *admission, sc []scope) *claim {
 // provider.
 func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
 	sc := scopes(x)
-	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade}
+	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade, raced: raceOf(x)}
+	if x.Hybrid != nil {
+		p.judge = x.Hybrid.Judge
+	}
 	costly := capCost(sc, p)
 	c := claimOf(a, sc)
 	if costly == nil {
 		if len(c.lines) > 0 {
 			a.resv = reservationID(a.tenant.Name, x.ID)
-			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
+			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.amount(), f.cfg.ReservationTTL
 		}
 		if first := p.plan[0].Model; limited(first) {
 			c.firstTarget = first

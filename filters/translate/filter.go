@@ -230,9 +230,12 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 // outcome, so a stream the client cut short is still accounted. An answer
 // the response cache gave in place of the failed attempts' is the cache's,
 // usage and all: estimating it from the last attempt would charge a
-// degraded stream to a provider that never answered.
+// degraded stream to a provider that never answered. A hybrid answer is
+// priced where it was picked.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
-	if x.Cached.How != "" {
+	if x.Cached.How != "" || x.Hybrid != nil {
+		// A hybrid answer was read and priced, every target's, where it
+		// was picked (extproc/server).
 		return
 	}
 	if a := x.LastAttempt(); a != nil && a.Translator != nil {
@@ -262,11 +265,17 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 			usage.CompletionTokens, usage.Estimated = text, true
 		}
 	}
-	if !usage.Known {
-		return
+	if usage.Known {
+		usage.CostMicros = Cost(a.Target.Model, usage)
 	}
-	usage.CostMicros = Cost(a.Target.Model, usage)
-	x.Usage = usage
+	if lost := LostMicros(x, usage); lost > 0 {
+		usage.Known, usage.Estimated = true, true
+		usage.HedgedMicros = lost
+		usage.CostMicros += lost
+	}
+	if usage.Known {
+		x.Usage = usage
+	}
 }
 
 // cacheWrites splits the prompt-cache writes a provider reported by

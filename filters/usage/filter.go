@@ -185,7 +185,9 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 }
 
 // fallbackReasons says why each failed attempt was given up, in attempt
-// order, as "provider/model: status" or "provider/model: no response". An
+// order, as "provider/model: status", "provider/model: no response", or
+// for the attempts that lost a race (a hedge's, a hybrid answer's) or
+// judged it, why it was not theirs ("provider/model: hedge lost"). An
 // attempt whose stream never reached ext_proc (a connection refused at
 // once) is known only by its number, and gave no response.
 func fallbackReasons(x *filters.Exchange) []string {
@@ -223,6 +225,16 @@ func failures(x *filters.Exchange) []failure {
 			continue
 		}
 		switch o := a.Outcome(); {
+		case x.Hybrid != nil && n != x.Hybrid.Picked && !o.Failed():
+			reason := hybridNotPicked
+			if n == x.Hybrid.Judged {
+				reason = hybridJudge
+			}
+			out = append(out, failure{n: n, target: a.Target, reason: reason})
+		case x.Hybrid != nil && o.Cause == filters.CauseHedged:
+			out = append(out, failure{n: n, target: a.Target, reason: hybridCancelled})
+		case o.Cause == filters.CauseHedged:
+			out = append(out, failure{n: n, target: a.Target, reason: hedgeLost})
 		case o.Failed() && o.Status == 0:
 			out = append(out, failure{n: n, target: a.Target, reason: noResponse})
 		case o.Failed():
@@ -233,5 +245,16 @@ func failures(x *filters.Exchange) []failure {
 }
 
 const noResponse = "no response"
+
+// The reasons of attempts that did not give the answer without failing:
+// a hedge's loser, cancelled when the other attempt answered first; a
+// hybrid answer's other targets, answered and not picked, or cancelled
+// when another was picked first; and its judge's call.
+const (
+	hedgeLost       = "hedge lost"
+	hybridNotPicked = "hybrid: not picked"
+	hybridCancelled = "hybrid: cancelled"
+	hybridJudge     = "hybrid: judge"
+)
 
 var _ filters.DoneHook = (*Filter)(nil)

@@ -151,6 +151,24 @@ func TestRecordOf(t *testing.T) {
 			},
 		},
 		{
+			name: "hedged: the first answered, the hedge lost, both charged",
+			setup: func(x *filters.Exchange) {
+				x.Hedge = &filters.Hedge{After: time.Second}
+				attempt(x, 1, 200)
+				a, _ := x.NewAttempt(2, t0)
+				a.Finish(filters.Outcome{Cause: filters.CauseHedged, Failure: "hedge lost: attempt 1 answered first"})
+				x.SetAnswered(1)
+				x.Response = filters.Response{Status: 200}
+				x.Usage = filters.Usage{Known: true, PromptTokens: 10, CompletionTokens: 20, CostMicros: 500, HedgedMicros: 275, Estimated: true}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status = "gpt", "oa", 2, 200
+				r.PriceSource = "catalog"
+				r.InputTokens, r.OutputTokens, r.CostMicros, r.UsageEstimated = 10, 20, 500, true
+				r.FallbackReasons = []string{"an/claude: hedge lost"}
+			},
+		},
+		{
 			name: "every provider failed: Envoy's 503 passed through",
 			setup: func(x *filters.Exchange) {
 				attempt(x, 1, 429)
