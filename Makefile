@@ -62,7 +62,7 @@ chromium:
 ## build: the gateway's binaries (xds, extproc, and node: the two in one process), the simulators and tools, into bin/
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./e2e/providersim/cmd/providersim ./cmd/devstack
+	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./cmd/providersim ./cmd/devstack
 	cd e2e/otelcol && $(GO) build -o $(BIN)/otelcol .
 
 ## run: start the whole gateway locally until Ctrl-C (Redis is used when installed);
@@ -75,8 +75,8 @@ run: envoy build
 ## test: go vet, staticcheck and gofmt, unit tests with -race, a fuzz smoke, then the end-to-end suite
 test: lint test-unit fuzz-smoke test-e2e
 
-# The end-to-end suite is the e2e package alone; its helpers (e2e/harness,
-# e2e/providersim, ...) are unit-tested with the rest. Leaving it out of the
+# The end-to-end suite is the e2e package alone; its helpers (stack,
+# e2e/harness, providersim, ...) are unit-tested with the rest. Leaving it out of the
 # unit run spares a race build of its test binary, the largest there is
 # (the gateway and three provider SDKs), only to skip it under -short.
 E2E_PKG   = $(shell $(GO) list ./e2e)

@@ -21,7 +21,8 @@ import (
 
 	"github.com/switchyard/switchyard/deploy/grafana"
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
 	"github.com/switchyard/switchyard/state/store"
@@ -67,8 +68,8 @@ type sent struct {
 // and TestDashboardQueries check, on a stack of its own with Prometheus
 // scraping it.
 type acceptanceRun struct {
-	s    *harness.Stack
-	prom *harness.Prometheus
+	s    *stack.Stack
+	prom *stack.Prometheus
 	// sent maps request IDs to what the client sent and saw.
 	sent map[string]sent
 	// fallback and cut are the IDs of the request served after its
@@ -89,7 +90,7 @@ var (
 func acceptance(t *testing.T) *acceptanceRun {
 	t.Helper()
 	accOnce.Do(func() {
-		root, err := harness.ModuleRoot()
+		root, err := stack.ModuleRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func acceptance(t *testing.T) *acceptanceRun {
 		// for the judged-quality panel.
 		routes := strings.Replace(cachedRoutes(t, "5m", ""), "translate, usage]",
 			"translate, usage, {name: judge, args: {model: gpt-4o, sample: 1, api_key: {env: SWITCHYARD_JUDGE_KEY}}}]", 1)
-		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
+		s, err := stack.Start(context.Background(), stack.Options{Overlay: map[string]string{
 			"acceptance.yaml": acceptanceTenants, "routes.yaml": routes,
 		}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + judgeKey}})
 		if err != nil {
@@ -478,7 +479,7 @@ func TestAcceptance(t *testing.T) {
 // what the ledger holds.
 func TestDashboardQueries(t *testing.T) {
 	r := acceptance(t)
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	ds, err := grafana.Load(root + "/deploy/grafana/dashboards")
 	if err != nil || len(ds) == 0 {
 		t.Fatalf("dashboards: %v", err)

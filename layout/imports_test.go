@@ -55,6 +55,12 @@ func violations(graph map[string][]string) []string {
 			if f, g := filterOf(pkg), filterOf(imp); f != "" && g != "" && f != g {
 				out = append(out, pkg+" imports "+imp+": a filter never imports a sibling filter; move what both need below the filters (state/, apischema/, translator/, redact/)")
 			}
+			if under(pkg, "state", "translator", "apischema") && under(imp, "filters", "extproc") {
+				out = append(out, pkg+" imports "+imp+": the services and wire types below the filters never import a filter or the ext_proc server")
+			}
+			if under(pkg, "cmd") && under(imp, "e2e") {
+				out = append(out, pkg+" imports "+imp+": a command never imports the tests' code; share it through a package of its own (stack/)")
+			}
 			if imp == extProcProto && !under(pkg, "extproc/server", "extproc/app") {
 				out = append(out, pkg+" imports the ext_proc protobufs: only extproc/server (and its wiring) speaks them")
 			}
@@ -125,6 +131,20 @@ func TestRulesCatchEachViolation(t *testing.T) {
 		{name: "a filter speaks ext_proc",
 			graph: map[string][]string{"filters/router": {extProcProto}},
 			want:  "filters/router imports the ext_proc protobufs"},
+		{name: "a service imports a filter",
+			graph: map[string][]string{"state/health": {"filters/router"}},
+			want:  "state/health imports filters/router"},
+		{name: "a translator imports the chain",
+			graph: map[string][]string{"translator/gemini": {"filters"}},
+			want:  "translator/gemini imports filters"},
+		{name: "a wire type imports the ext_proc server",
+			graph: map[string][]string{"apischema/openai": {"extproc/server"}},
+			want:  "apischema/openai imports extproc/server"},
+		{name: "a command imports the e2e harness",
+			graph: map[string][]string{"cmd/devstack": {"e2e/harness"}},
+			want:  "cmd/devstack imports e2e/harness"},
+		{name: "a command runs the stack",
+			graph: map[string][]string{"cmd/devstack": {"stack", "providersim"}, "stack": {"providersim", "configs/policy"}}},
 		{name: "a filter uses services and its own subpackage",
 			graph: map[string][]string{"filters/router": {"filters/router/complexity", "state/health", "filters"}, "filters/all": {"filters/router", "filters/auth"}}},
 		{name: "the server speaks ext_proc",

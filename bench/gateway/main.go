@@ -31,7 +31,8 @@ import (
 
 	docs "github.com/switchyard/switchyard/bench/report"
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 const section = "gateway-overhead"
@@ -78,7 +79,7 @@ const idleWait = 3 * time.Second
 // warm-up as the node's, under the names "apart envoy", "apart extproc"
 // and "apart xds".
 func idleApart(ctx context.Context, cpus string) (map[string]memory, error) {
-	s, err := harness.Start(ctx, harness.Options{CPUs: cpus})
+	s, err := stack.Start(ctx, stack.Options{CPUs: cpus})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func run(write string, n1, n64 int) error {
 	}
 	// The gateway as make run starts it: the control plane and ext_proc
 	// in one process (cmd/node).
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true})
+	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true})
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func run(write string, n1, n64 int) error {
 	if err := unlimitedQuota(s); err != nil {
 		return err
 	}
-	envoy, err := harness.FindEnvoy(mustRoot())
+	envoy, err := stack.FindEnvoy(mustRoot())
 	if err != nil {
 		return err
 	}
@@ -279,7 +280,7 @@ func gatewayCounters(url string) (messages, trips, onPath float64, err error) {
 }
 
 func mustRoot() string {
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		panic(err)
 	}
@@ -383,7 +384,7 @@ const benchModel = "gpt-4o-mini"
 
 // unlimitedQuota makes the simulated openai report a rate-limit quota that
 // never runs out (providersim.Plenty).
-func unlimitedQuota(s *harness.Stack) error {
+func unlimitedQuota(s *stack.Stack) error {
 	return s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: providersim.Plenty()})
 }
 

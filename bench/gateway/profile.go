@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // profileExtProc runs the gateway as run does (pinned, one Envoy worker)
@@ -25,7 +25,7 @@ func profileExtProc(dir string, n, conc int) error {
 	if err != nil {
 		return err
 	}
-	s, err := harness.Start(context.Background(), harness.Options{CPUs: pin.paths, ExtProcArgs: []string{"-pprof"}})
+	s, err := stack.Start(context.Background(), stack.Options{CPUs: pin.paths, ExtProcArgs: []string{"-pprof"}})
 	if err != nil {
 		return err
 	}

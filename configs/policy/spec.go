@@ -163,7 +163,7 @@ type ProviderSpec struct {
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
 	// Simulated marks a provider served by the simulator that `make run`
-	// starts at base_url (e2e/providersim); `make run` reaches any other
+	// starts at base_url (providersim); `make run` reaches any other
 	// provider at its real base URL.
 	Simulated bool `yaml:"simulated"`
 }

@@ -28,9 +28,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/envoy/contract"
 	extproc "github.com/switchyard/switchyard/extproc/app"
+	"github.com/switchyard/switchyard/stack"
 	xds "github.com/switchyard/switchyard/xds/app"
 )
 
@@ -188,7 +188,7 @@ func TestManifests(t *testing.T) {
 			})
 
 			t.Run("envoy validates its bootstrap with its arguments", func(t *testing.T) {
-				envoy, err := harness.FindEnvoy(moduleRoot(t))
+				envoy, err := stack.FindEnvoy(moduleRoot(t))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -395,7 +395,7 @@ func TestBootstrapIsTheLocalOne(t *testing.T) {
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	r, err := harness.ModuleRoot()
+	r, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 	"github.com/switchyard/switchyard/translator/translatortest"

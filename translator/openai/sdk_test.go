@@ -20,7 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	wire "github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // outcome is what a test asserts about one reply, in any dialect.
@@ -366,7 +366,7 @@ func TestJSONMode(t *testing.T) {
 
 // claudeCodeSayHi is the first request Claude Code 2.1.332 sent for
 // `claude -p "say hi"`, among the client fixtures the e2e replays use.
-var claudeCodeSayHi = filepath.Join("..", "testdata", "clients", "claude-code-2.1.332-say-hi", "000.json")
+var claudeCodeSayHi = filepath.Join("..", "e2e", "testdata", "clients", "claude-code-2.1.332-say-hi", "000.json")
 
 // recordedRequest is a request as recording mode writes it, and as the
 // client fixtures under e2e/testdata/clients hold it.

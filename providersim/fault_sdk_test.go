@@ -10,7 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"google.golang.org/genai"
 
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // sdkRun makes one streamed or plain call with an official SDK and reports

@@ -1,4 +1,4 @@
-package harness
+package stack
 
 import (
 	"cmp"
@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/providersim"
 	"github.com/switchyard/switchyard/envoy/contract"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // RedisMode says whether a stack runs redis-server.
@@ -561,7 +561,10 @@ func (s *Stack) failure(name string, err error) error {
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
-// pick returns port, or a free one when port is 0.
+// FreeAddr is a loopback address on a free port (pick) for a process
+// started beside a stack, such as a test's trace collector.
+func FreeAddr() string { return addr(pick(0)) }
+
 // pick returns port, or when it is 0 a free port for a process that binds
 // it later (its number is written into configuration first). It picks
 // below the kernel's ephemeral range: a port from that range, released and

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 func main() {
