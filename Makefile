@@ -15,7 +15,7 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 # vtprotobuf turns on the per-message marshallers go-control-plane ships,
-# which ext_proc's gRPC codec uses (extproc/app/codec.go); every go command
+# which ext_proc's gRPC codec uses (extproc/extprocapp/codec.go); every go command
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 

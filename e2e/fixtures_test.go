@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	apiresponses "github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -279,8 +279,8 @@ func rewrittenOnly(t *testing.T, f fixture, m *policy.Model, sent, got []byte) {
 		case "max_tool_calls":
 			n, err := strconv.Atoi(string(v))
 			asked, askedErr := strconv.Atoi(string(sentMembers[name]))
-			if err != nil || f.api() != policy.APIResponses || (askedErr == nil && n != asked) || (askedErr != nil && n != apiresponses.DefaultMaxToolCalls) {
-				t.Errorf("%s: max_tool_calls %s; want the client's, else %d", f.name, v, apiresponses.DefaultMaxToolCalls)
+			if err != nil || f.api() != policy.APIResponses || (askedErr == nil && n != asked) || (askedErr != nil && n != responsesapi.DefaultMaxToolCalls) {
+				t.Errorf("%s: max_tool_calls %s; want the client's, else %d", f.name, v, responsesapi.DefaultMaxToolCalls)
 			}
 		case "stream_options":
 			var o struct {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/filters"
@@ -374,11 +374,11 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 // may fall back to.
 func worstCase(t *testing.T, pol *policy.Policy, body string) int64 {
 	t.Helper()
-	req, err := openai.ParseChatRequest([]byte(body))
+	req, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := int64(openai.EstimatePromptTokens(req))
+	prompt := int64(openaiapi.EstimatePromptTokens(req))
 	var worst int64
 	for _, name := range []string{"gpt-4o-mini", "claude-3-5-haiku", "gemini-2.0-flash"} {
 		p := pol.Model(name).Price

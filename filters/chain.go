@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // Filter is a stage of the chain. It implements any of the hook interfaces.
@@ -248,18 +248,18 @@ func (c *Chain) Done(ctx context.Context, x *Exchange, cause error) {
 }
 
 // Reject builds the refusal a hook returns to stop the request.
-func Reject(status int, typ, code, format string, args ...any) *openai.Error {
-	return openai.Errorf(status, typ, code, format, args...)
+func Reject(status int, typ, code, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(status, typ, code, format, args...)
 }
 
 // AsError turns any hook error into the envelope the client gets: a
 // refusal as it is, anything else as a 500 that names the request, so the
 // cause can be found in the logs without leaking it.
-func AsError(err error, requestID string) *openai.Error {
-	var oe *openai.Error
+func AsError(err error, requestID string) *openaiapi.Error {
+	var oe *openaiapi.Error
 	if errors.As(err, &oe) {
 		return oe
 	}
-	return openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error",
+	return openaiapi.Errorf(http.StatusInternalServerError, openaiapi.TypeServer, "internal_error",
 		"the gateway failed to process the request; quote request id %s", requestID)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
-	"github.com/switchyard/switchyard/state/cache"
+	"github.com/switchyard/switchyard/state/answercache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
@@ -60,7 +60,7 @@ type Deps struct {
 	Events *events.Publisher
 	// Answers is the response cache's layer shared by the replicas
 	// (Redis); nil without Redis, when each replica's memory is the cache.
-	Answers *cache.Shared
+	Answers *answercache.Shared
 	// Alerts announces budget thresholds crossed (state/events); nil when
 	// events are off.
 	Alerts *events.Alerter

@@ -61,7 +61,7 @@ func violations(graph map[string][]string) []string {
 			if under(pkg, "cmd") && under(imp, "e2e") {
 				out = append(out, pkg+" imports "+imp+": a command never imports the tests' code; share it through a package of its own (stack/)")
 			}
-			if imp == extProcProto && !under(pkg, "extproc/server", "extproc/app") {
+			if imp == extProcProto && !under(pkg, "extproc/server", "extproc/extprocapp") {
 				out = append(out, pkg+" imports the ext_proc protobufs: only extproc/server (and its wiring) speaks them")
 			}
 		}
@@ -123,11 +123,11 @@ func TestRulesCatchEachViolation(t *testing.T) {
 			graph: map[string][]string{"configs/policy": {"filters/router/health"}},
 			want:  "configs/policy depends on filters/router/health"},
 		{name: "xds links a driver through a service",
-			graph: map[string][]string{"xds/app": {"filters"}, "filters": {"state/store"}, "state/store": {"github.com/redis/go-redis/v9"}},
-			want:  "xds/app depends on filters"},
+			graph: map[string][]string{"xds/xdsapp": {"filters"}, "filters": {"state/store"}, "state/store": {"github.com/redis/go-redis/v9"}},
+			want:  "xds/xdsapp depends on filters"},
 		{name: "xds links a database driver",
-			graph: map[string][]string{"xds/app": {"state/ledger"}, "state/ledger": {"github.com/jackc/pgx/v5"}},
-			want:  "xds/app depends on github.com/jackc/pgx/v5"},
+			graph: map[string][]string{"xds/xdsapp": {"state/ledger"}, "state/ledger": {"github.com/jackc/pgx/v5"}},
+			want:  "xds/xdsapp depends on github.com/jackc/pgx/v5"},
 		{name: "a filter speaks ext_proc",
 			graph: map[string][]string{"filters/router": {extProcProto}},
 			want:  "filters/router imports the ext_proc protobufs"},
@@ -148,7 +148,7 @@ func TestRulesCatchEachViolation(t *testing.T) {
 		{name: "a filter uses services and its own subpackage",
 			graph: map[string][]string{"filters/router": {"filters/router/complexity", "state/health", "filters"}, "filters/all": {"filters/router", "filters/auth"}}},
 		{name: "the server speaks ext_proc",
-			graph: map[string][]string{"extproc/server": {extProcProto}, "extproc/app": {extProcProto, "github.com/redis/go-redis/v9"}}},
+			graph: map[string][]string{"extproc/server": {extProcProto}, "extproc/extprocapp": {extProcProto, "github.com/redis/go-redis/v9"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestTreeKeepsTheRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(graph["extproc/server"]) == 0 || len(graph["xds/app"]) == 0 {
+	if len(graph["extproc/server"]) == 0 || len(graph["xds/xdsapp"]) == 0 {
 		t.Fatalf("the graph misses known packages: %d packages read", len(graph))
 	}
 	for _, v := range violations(graph) {

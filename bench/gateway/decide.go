@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/routertest"
 )
@@ -21,7 +21,7 @@ func decisionTime() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	req, perr := openai.ParseChatRequest([]byte(`{"model":"auto","messages":[{"role":"user","content":"` + routertest.Prompt + `"}]}`))
+	req, perr := openaiapi.ParseChatRequest([]byte(`{"model":"auto","messages":[{"role":"user","content":"` + routertest.Prompt + `"}]}`))
 	if perr != nil {
 		return 0, perr
 	}

@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/stack"
@@ -158,7 +158,7 @@ func run(write string, n1, n64 int) error {
 	}
 	maps.Copy(idle, apart)
 
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
 	extprocMetrics := s.Replicas[0].ExtProcMetrics + "/metrics"
 	for _, c := range []struct {
 		conc, n int
@@ -258,7 +258,7 @@ func run(write string, n1, n64 int) error {
 	r.render(&out)
 	fmt.Print(out.String())
 	if write != "" {
-		if err := docs.WriteSection(write, section, out.String()); err != nil {
+		if err := benchdoc.WriteSection(write, section, out.String()); err != nil {
 			return err
 		}
 	}

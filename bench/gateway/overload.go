@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/stack"
@@ -108,7 +108,7 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 	if write == "" {
 		return nil
 	}
-	return docs.WriteSection(write, overloadSection, out)
+	return benchdoc.WriteSection(write, overloadSection, out)
 }
 
 // overloadConfig floods one running configuration. The first measures
@@ -409,7 +409,7 @@ func renderOverload(capacity float64, refusal cost, d, timeout time.Duration, ex
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## Overload (`make overload`)\n\n")
 	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second. The client keeps its connections (up to 4,096 idle) and opens more as it needs them.\n\n",
-		time.Now().UTC().Format("2006-01-02"), docs.Machine(), runtime.Version(), pin.describe(), d, timeout)
+		time.Now().UTC().Format("2006-01-02"), benchdoc.Machine(), runtime.Version(), pin.describe(), d, timeout)
 	if len(extprocArgs) > 0 {
 		p("ext_proc ran with `%s`.\n\n", strings.Join(extprocArgs, " "))
 	}

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/stack"
 )
@@ -170,7 +170,7 @@ func runTracing(write string, n1, n64 int) error {
 	if err != nil {
 		return err
 	}
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), Pinned: pin.describe()}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), Pinned: pin.describe()}
 	return writeTracing(write, r, pin, n1, n64)
 }
 
@@ -185,7 +185,7 @@ func writeTracing(write string, r result, pin pinning, n1, n64 int) error {
 	renderTracing(&out, r, gws)
 	fmt.Print(out.String())
 	if write != "" {
-		return docs.WriteSection(write, tracingSection, out.String())
+		return benchdoc.WriteSection(write, tracingSection, out.String())
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/bench/routing/routellm"
 	"github.com/switchyard/switchyard/bench/routing/train"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -71,7 +71,7 @@ func run(args []string, stdout io.Writer) error {
 
 	r := report{
 		Date:      time.Now().UTC().Format("2006-01-02"),
-		Machine:   docs.Machine(),
+		Machine:   benchdoc.Machine(),
 		GoVersion: runtime.Version(),
 		Stale:     !sameModel(shipped, inSample),
 		Load:      loadAverage(),
@@ -99,7 +99,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *write != "" {
-		return docs.WriteSection(*write, section, out.String())
+		return benchdoc.WriteSection(*write, section, out.String())
 	}
 	return nil
 }

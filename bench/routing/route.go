@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -61,7 +61,7 @@ func routeAll(prompts []string, t float64, m *complexity.Model) (routed, error) 
 	}
 	out := routed{Strong: make([]bool, len(prompts)), Times: make([]time.Duration, len(prompts))}
 	for i, prompt := range prompts {
-		req := &openai.ChatRequest{Model: "auto", Messages: []openai.Message{{Role: "user", Content: openai.Content{Text: prompt}}}}
+		req := &openaiapi.ChatRequest{Model: "auto", Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: prompt}}}}
 		start := time.Now()
 		d, e := r.Decide(&router.Query{Chat: req})
 		out.Times[i] = time.Since(start)

@@ -64,7 +64,7 @@ func ReadDir(dir string) ([]File, error) {
 }
 
 // Compile decodes, validates and compiles policy files, with the shipped
-// model catalog (configs/catalog) read before them.
+// model catalog (configs/modelcatalog) read before them.
 func Compile(files []File) (*Policy, error) {
 	var (
 		merged Spec

@@ -8,7 +8,7 @@ type Spec struct {
 	Models    []ModelSpec    `yaml:"models"`
 	Routes    []RouteSpec    `yaml:"routes"`
 	Tenants   []TenantSpec   `yaml:"tenants"`
-	// Catalog adds models to the shipped catalog (configs/catalog), or
+	// Catalog adds models to the shipped catalog (configs/modelcatalog), or
 	// replaces its entries by name.
 	Catalog []CatalogSpec `yaml:"catalog"`
 	// Aliases are names clients send that stand for another model.

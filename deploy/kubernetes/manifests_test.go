@@ -29,9 +29,9 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
-	extproc "github.com/switchyard/switchyard/extproc/app"
+	"github.com/switchyard/switchyard/extproc/extprocapp"
 	"github.com/switchyard/switchyard/stack"
-	xds "github.com/switchyard/switchyard/xds/app"
+	"github.com/switchyard/switchyard/xds/xdsapp"
 )
 
 var overlays = []string{"development", "production"}
@@ -175,7 +175,7 @@ func TestManifests(t *testing.T) {
 			t.Run("binaries accept the arguments", func(t *testing.T) {
 				for _, c := range []corev1.Container{epC, xdsC} {
 					args := expand(t, c)
-					run := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"extproc": extproc.Run, "xds": xds.Run}[args[0]]
+					run := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"extproc": extprocapp.Run, "xds": xdsapp.Run}[args[0]]
 					if run == nil {
 						t.Fatalf("%s runs %q, not a Switchyard binary", c.Name, args[0])
 					}

@@ -18,7 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -137,9 +137,9 @@ func exchange(t *testing.T, p *policy.Policy, tr *Tracer, traceparent, tenantNam
 	tokens := 64
 	x := &filters.Exchange{
 		ID: "req-1", Started: t0, Policy: p, Route: p.Route("/v1/chat/completions"),
-		Chat: &openai.ChatRequest{Model: "gpt", Stream: true, MaxTokens: &tokens, Messages: []openai.Message{
-			{Role: "system", Content: openai.Content{Text: "You help.", Set: true}},
-			{Role: "user", Content: openai.Content{Text: "my key is sk-FAKEfakefakefakefakefake, mail ana@example.com", Set: true}},
+		Chat: &openaiapi.ChatRequest{Model: "gpt", Stream: true, MaxTokens: &tokens, Messages: []openaiapi.Message{
+			{Role: "system", Content: openaiapi.Content{Text: "You help.", Set: true}},
+			{Role: "user", Content: openaiapi.Content{Text: "my key is sk-FAKEfakefakefakefakefake, mail ana@example.com", Set: true}},
 		}},
 		Plan:        []filters.Target{{Model: p.Model("gpt")}, {Model: p.Model("claude")}},
 		RouteReason: "model named by the client",
@@ -179,12 +179,12 @@ func TestDecide(t *testing.T) {
 		{name: "the gateway's failure, outside the sample", traceparent: unsampled, end: time.Second, wantKept: true,
 			edit: func(x *filters.Exchange) error {
 				x.Plan = x.Plan[:1]
-				return filters.Reject(http.StatusServiceUnavailable, openai.TypeServer, "overloaded", "busy")
+				return filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServer, "overloaded", "busy")
 			}},
 		{name: "the client's mistake, outside the sample", traceparent: unsampled, end: time.Second, wantKept: false,
 			edit: func(x *filters.Exchange) error {
 				x.Plan = x.Plan[:1]
-				return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "bad", "bad")
+				return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "bad", "bad")
 			}},
 		{name: "a stream cut by an error event, outside the sample", traceparent: unsampled, end: time.Second, wantKept: true,
 			edit: func(x *filters.Exchange) error { x.Plan = x.Plan[:1]; x.Sent.ErrorType = "server_error"; return nil }},

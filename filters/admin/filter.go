@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -75,20 +75,20 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	case manage.Admitted:
 		return nil
 	case manage.Disabled:
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
+		return filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
 	case manage.Throttled:
 		if first {
 			f.refused(ctx, x, v.Reason())
 		}
 		secs := strconv.Itoa(max(1, int(retry.Round(time.Second)/time.Second)))
-		return filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "too_many_failed_keys",
+		return filters.Reject(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "too_many_failed_keys",
 			"too many failed admin keys from your address; try again in %ss", secs).WithHeader("retry-after", secs)
 	case manage.Missing:
 		f.refused(ctx, x, v.Reason())
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
 	}
 	f.refused(ctx, x, v.Reason())
-	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
+	return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
 }
 
 // RequestBody implements [filters.RequestBodyHook].
@@ -96,7 +96,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	path := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
 	h, sub := f.match(x.Method, path)
 	if h == nil {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "no admin call %s %s", x.Method, x.Path)
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url", "no admin call %s %s", x.Method, x.Path)
 	}
 	status, body, err := h(ctx, x, sub)
 	if err != nil {
@@ -156,7 +156,7 @@ func decode(x *filters.Exchange, v any) error {
 	d := json.NewDecoder(strings.NewReader(string(x.Body)))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_body", "the body must be a JSON object of this call's fields: %v", err)
+		return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_body", "the body must be a JSON object of this call's fields: %v", err)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/state/cache"
+	"github.com/switchyard/switchyard/state/answercache"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -70,7 +70,7 @@ func TestMaxMemoryFromThePolicy(t *testing.T) {
 	c := f.(*Filter)
 	now := time.Now()
 	for i := range 40 {
-		c.mem.Put(strings.Repeat("k", 63)+string(rune('A'+i)), cache.Entry{Body: make([]byte, 64<<10), Stored: now})
+		c.mem.Put(strings.Repeat("k", 63)+string(rune('A'+i)), answercache.Entry{Body: make([]byte, 64<<10), Stored: now})
 	}
 	if b := c.mem.Bytes(); b > 1<<20 || b < 900<<10 {
 		t.Errorf("40 answers of 64 KiB under max_memory 1MiB: memory holds %d bytes", b)

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -67,7 +67,7 @@ type Pattern struct {
 
 // openaiModel is a model in OpenAI's shape, with what the gateway adds.
 type openaiModel struct {
-	openai.Model
+	openaiapi.Model
 	AliasOf string `json:"alias_of,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 }
@@ -81,7 +81,7 @@ type openaiList struct {
 // anthropicModel is a model in Anthropic's shape, with what the gateway
 // adds.
 type anthropicModel struct {
-	anthropic.Model
+	anthropicapi.Model
 	AliasOf string `json:"alias_of,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 }
@@ -97,12 +97,12 @@ type anthropicList struct {
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodGet {
-		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
+		return filters.Reject(http.StatusMethodNotAllowed, openaiapi.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
 	}
 	if one := strings.TrimPrefix(x.Path, x.Route.Path+"/"); one != x.Path {
 		l, ok := f.one(x, one)
 		if !ok {
-			return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+			return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 				"the model '%s' does not exist or you do not have access to it", one)
 		}
 		x.Respond(http.StatusOK, f.entry(x, l))
@@ -183,7 +183,7 @@ func patterns(x *filters.Exchange) []Pattern {
 }
 
 func (f *Filter) openai(l listing) openaiModel {
-	m := openaiModel{Model: openai.Model{ID: l.id, Object: "model", Created: f.created, OwnedBy: owner(l)}, AliasOf: l.aliasOf}
+	m := openaiModel{Model: openaiapi.Model{ID: l.id, Object: "model", Created: f.created, OwnedBy: owner(l)}, AliasOf: l.aliasOf}
 	if l.model != nil && l.model.Pattern != nil {
 		m.Pattern = l.model.Pattern.Match
 	}
@@ -193,7 +193,7 @@ func (f *Filter) openai(l listing) openaiModel {
 func (f *Filter) anthropic(l listing) anthropicModel {
 	o := f.openai(l)
 	return anthropicModel{
-		Model:   anthropic.Model{ID: l.id, Type: "model", DisplayName: l.id, CreatedAt: time.Unix(f.created, 0).UTC().Format(time.RFC3339)},
+		Model:   anthropicapi.Model{ID: l.id, Type: "model", DisplayName: l.id, CreatedAt: time.Unix(f.created, 0).UTC().Format(time.RFC3339)},
 		AliasOf: o.AliasOf, Pattern: o.Pattern,
 	}
 }

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
@@ -249,7 +249,7 @@ func clip(s string) string {
 // console calls; any other failure is logged, and the browser told only
 // where to look.
 func (f *Filter) refusal(c *call, err error) (int, string) {
-	var oe *openai.Error
+	var oe *openaiapi.Error
 	if errors.As(err, &oe) {
 		return oe.Status, oe.Message
 	}

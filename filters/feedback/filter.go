@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/calibration"
@@ -79,10 +79,10 @@ func (*Filter) Uses() []filters.Use {
 // with a tenant's key, before the body is read.
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodPost {
-		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use POST on %s", x.Route.Path)
+		return filters.Reject(http.StatusMethodNotAllowed, openaiapi.TypeInvalidRequest, "method_not_allowed", "use POST on %s", x.Route.Path)
 	}
 	if x.Caller.Tenant == nil {
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "feedback needs the API key that made the request")
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key", "feedback needs the API key that made the request")
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func parse(b []byte) (id string, score float64, err error) {
 }
 
 func bad(param, format string, args ...any) error {
-	e := filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_feedback", format, args...)
+	e := filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_feedback", format, args...)
 	if param != "" {
 		e = e.WithParam(param)
 	}
@@ -161,7 +161,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		return err
 	}
 	if !ok {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "request_not_found",
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "request_not_found",
 			"your tenant made no request with the ID %q (it may also not be recorded yet)", id).WithParam("request_id")
 	}
 	// A request is rated once: the ledger keeps the first rating, and a

@@ -29,7 +29,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/calibration"
@@ -81,7 +81,7 @@ type job struct {
 	// ask is the reference request's body; conversation the messages the
 	// judge reads.
 	ask          []byte
-	conversation []openai.Message
+	conversation []openaiapi.Message
 	answer       string
 	// trace is the graded request's: the grading is a trace of its own,
 	// linked to it.
@@ -201,7 +201,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !ok {
 		return nil
 	}
-	var answer openai.ChatCompletion
+	var answer openaiapi.ChatCompletion
 	if json.Unmarshal(c.Data, &answer) == nil && len(answer.Choices) > 0 && answer.Choices[0].Message.Content != nil {
 		v.(*job).answer = *answer.Choices[0].Message.Content
 	}
@@ -284,7 +284,7 @@ func (f *Filter) grade(j *job) {
 		return
 	}
 	tokens := verdictTokens
-	verdict, err := f.complete(ctx, mustJSON(&openai.ChatRequest{Model: f.args.Model, Messages: gradingMessages(j.conversation, reference, j.answer), MaxTokens: &tokens}))
+	verdict, err := f.complete(ctx, mustJSON(&openaiapi.ChatRequest{Model: f.args.Model, Messages: gradingMessages(j.conversation, reference, j.answer), MaxTokens: &tokens}))
 	if err != nil {
 		f.log.Warn("judge: the verdict failed", "request_id", j.requestID, "route", f.route, "model", f.args.Model, "error", err.Error())
 		return
@@ -313,7 +313,7 @@ func (f *Filter) grade(j *job) {
 	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "tenant", j.tenant, "model", j.served, "score", score)
 }
 
-func mustJSON(r *openai.ChatRequest) []byte {
+func mustJSON(r *openaiapi.ChatRequest) []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(err) // plain structs: cannot happen
@@ -351,7 +351,7 @@ func (f *Filter) complete(ctx context.Context, body []byte) (string, error) {
 		_ = json.Unmarshal(raw, &e)
 		return "", fmt.Errorf("answered %d %s %s", resp.StatusCode, e.Error.Type, e.Error.Code)
 	}
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if err := json.Unmarshal(raw, &c); err != nil || len(c.Choices) == 0 || c.Choices[0].Message.Content == nil {
 		return "", errors.New("answered 200 without a text answer")
 	}

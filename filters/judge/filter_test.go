@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -52,7 +52,7 @@ func (keySource) Resolve(policy.SecretRef) (string, error) { return testKey, nil
 // answers the reference model with a text and the judge model with reply.
 type gateway struct {
 	mu     sync.Mutex
-	calls  []openai.ChatRequest
+	calls  []openaiapi.ChatRequest
 	auth   []string
 	traces []string // each call's traceparent
 	reply  string
@@ -61,7 +61,7 @@ type gateway struct {
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	var req openai.ChatRequest
+	var req openaiapi.ChatRequest
 	_ = json.Unmarshal(raw, &req)
 	g.mu.Lock()
 	g.calls, g.auth = append(g.calls, req), append(g.auth, r.Header.Get("Authorization"))
@@ -77,15 +77,15 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Model == "grader" {
 		text = reply
 	}
-	_ = json.NewEncoder(w).Encode(openai.ChatCompletion{Object: "chat.completion", Model: req.Model,
-		Choices: []openai.Choice{{Message: openai.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: "stop"}}})
+	_ = json.NewEncoder(w).Encode(openaiapi.ChatCompletion{Object: "chat.completion", Model: req.Model,
+		Choices: []openaiapi.Choice{{Message: openaiapi.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: "stop"}}})
 }
 
 // seen returns the calls so far and their Authorization headers.
-func (g *gateway) seen() ([]openai.ChatRequest, []string) {
+func (g *gateway) seen() ([]openaiapi.ChatRequest, []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]openai.ChatRequest(nil), g.calls...), append([]string(nil), g.auth...)
+	return append([]openaiapi.ChatRequest(nil), g.calls...), append([]string(nil), g.auth...)
 }
 
 func testPolicy(t *testing.T, args string) *policy.Policy {
@@ -141,7 +141,7 @@ func newRig(t *testing.T, args string) *rig {
 // model that served it, and its answer (streamed when stream is set).
 func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) {
 	t.Helper()
-	chat, perr := openai.ParseChatRequest([]byte(body))
+	chat, perr := openaiapi.ParseChatRequest([]byte(body))
 	if perr != nil {
 		t.Fatal(perr)
 	}
@@ -157,7 +157,7 @@ func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) 
 	if stream {
 		x.Sent = filters.Sent{Text: []byte(answer), Complete: true}
 	} else {
-		b, _ := json.Marshal(openai.ChatCompletion{Choices: []openai.Choice{{Message: openai.ResponseMessage{Content: &answer}}}})
+		b, _ := json.Marshal(openaiapi.ChatCompletion{Choices: []openaiapi.Choice{{Message: openaiapi.ResponseMessage{Content: &answer}}}})
 		if err := r.f.ResponseChunk(ctx, x, &filters.Chunk{Data: b, EOS: true}); err != nil {
 			t.Fatal(err)
 		}

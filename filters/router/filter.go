@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/health"
@@ -138,11 +138,11 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 	res := x.Policy.Resolve(name)
 	m := res.Model
 	if m == nil || !m.Caps.Has(policy.CapEmbeddings) {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 			"the embedding model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	}
 	if !policy.MayServe(x.Caller.Key, x.Caller.Tenant, m, res.Alias) {
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
+		return filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
 	}
 	if m.RetiredAt(f.router.now()) && x.Policy.Gateway.RetiredModels != policy.RetiredServe {
 		// Never substituted: another model's vectors live in another
@@ -164,7 +164,7 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 		x.Plan = append(x.Plan, filters.Target{Model: d})
 	}
 	if len(x.Plan) == 0 {
-		return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+		return filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "no_model_available",
 			"the model '%s' cannot serve right now (%s)", name, strings.Join(skipped, ", "))
 	}
 	x.RouteReason = "embedding model named by the client"
@@ -301,7 +301,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !answered {
 		lead = "no provider could be reached"
 	}
-	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
+	e := openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "all_providers_failed",
 		"%s: %s", lead, strings.Join(parts, "; "))
 	x.Response.Status, c.Data = e.Status, x.ErrorBody(e)
 	return nil

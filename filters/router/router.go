@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -46,7 +46,7 @@ type Query struct {
 	// Ctx ends when the request is given up, which stops the scan for
 	// sensitive data; nil means never.
 	Ctx      context.Context
-	Chat     *openai.ChatRequest
+	Chat     *openaiapi.ChatRequest
 	Header   func(string) string
 	Tenant   *policy.Tenant
 	Key      *policy.Key
@@ -256,7 +256,7 @@ func (s *signals) language() string {
 }
 
 func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64)) *signals {
-	s := &signals{q: q, c: c, levels: levels, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+	s := &signals{q: q, c: c, levels: levels, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: policy.CapChat}
 	if q.Chat.Stream {
 		s.need |= policy.CapStream
 	}
@@ -315,7 +315,7 @@ func (s *signals) matches(w *policy.When) bool {
 }
 
 // Decide chooses the plan for a request.
-func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
+func (r *Router) Decide(q *Query) (Decision, *openaiapi.Error) {
 	cfg := &r.route.Routing
 	s := newSignals(q, r.classifier, r.levels)
 	var d Decision
@@ -333,10 +333,10 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			return d, notFound(q.Chat.Model, res.Refused)
 		}
 		if !policy.MayServe(q.Key, q.Tenant, named, s.alias) {
-			return d, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+			return d, openaiapi.Errorf(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed",
 				"your key may not use the model '%s'", q.Chat.Model).WithParam("model")
 		}
-		var e *openai.Error
+		var e *openaiapi.Error
 		if named, e = r.unretired(q, named, &d); e != nil {
 			return d, e
 		}
@@ -358,11 +358,11 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	override := explicit && cfg.AllowOverride && (rule != nil || (sensitiveOnly && !named.SelfHosted))
 	if explicit && !override {
 		if sensitiveOnly && !named.SelfHosted {
-			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "sensitive_content",
+			return d, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "sensitive_content",
 				"the request holds sensitive data (%s) and this route sends such data only to self-hosted models; '%s' is not one", *s.sensitive, named.Name)
 		}
 		if !named.Caps.Has(s.need) {
-			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+			return d, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_capability",
 				"the model '%s' does not support %s", named.Name, missing(named.Caps, s.need)).WithParam("model")
 		}
 		if e := r.contextCheck(q, s, named); e != nil {
@@ -416,7 +416,7 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	}
 	r.admit(q, s, chain, sensitiveOnly, &d)
 	if len(d.Plan) == 0 {
-		return d, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+		return d, openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "no_model_available",
 			"no model can serve this request right now: %s", d.Reason)
 	}
 	return d, nil
@@ -443,8 +443,8 @@ func (r *Router) allowed(q *Query, s *signals, m *policy.Model) bool {
 
 // notFound is the 404 of a name no model serves; a pattern that matched
 // it but serves only the catalog's models says so.
-func notFound(name string, closed *policy.Pattern) *openai.Error {
-	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+func notFound(name string, closed *policy.Pattern) *openaiapi.Error {
+	e := openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 		"the model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	if closed != nil {
 		e.Message += fmt.Sprintf("; %s on provider %s serves only the models the gateway's catalog prices", closed.Match, closed.Provider.Name)
@@ -456,7 +456,7 @@ func notFound(name string, closed *policy.Pattern) *openai.Error {
 // its vendor has not retired it (or the policy serves retired models as
 // named), else its successor when the policy substitutes; otherwise an
 // error naming the successor.
-func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Model, *openai.Error) {
+func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Model, *openaiapi.Error) {
 	now := r.now()
 	if !m.RetiredAt(now) || r.pol.Gateway.RetiredModels == policy.RetiredServe {
 		return m, nil
@@ -464,7 +464,7 @@ func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Mode
 	next := r.pol.Successor(m, func(s *policy.Model) bool { return s.RetiredAt(now) })
 	if next != nil && r.pol.Gateway.RetiredModels == policy.RetiredSubstitute {
 		if !policy.MayServe(q.Key, q.Tenant, next, "") {
-			return nil, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+			return nil, openaiapi.Errorf(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed",
 				"the model '%s' was retired by its vendor on %s, and your key may not use its successor '%s'", m.Name, m.RetiredOn.Format(time.DateOnly), next.Name).WithParam("model")
 		}
 		d.Substituted = m.Name + " -> " + next.Name
@@ -474,8 +474,8 @@ func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Mode
 }
 
 // retiredError is the 404 of a retired model, naming its successor.
-func retiredError(m, next *policy.Model) *openai.Error {
-	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_retired",
+func retiredError(m, next *policy.Model) *openaiapi.Error {
+	e := openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_retired",
 		"the model '%s' was retired by its vendor on %s", m.Name, m.RetiredOn.Format(time.DateOnly)).WithParam("model")
 	switch {
 	case next != nil:
@@ -503,7 +503,7 @@ func (r *Router) candidates(q *Query, s *signals, rule *policy.Rule, sensitiveOn
 
 // contextCheck refuses, before any provider is called, a request whose
 // estimated prompt plus output cap cannot fit m's context window.
-func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Error {
+func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openaiapi.Error {
 	if m == nil {
 		return nil
 	}
@@ -511,7 +511,7 @@ func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Err
 	if s.tokens+out <= m.ContextWindow {
 		return nil
 	}
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "context_length_exceeded",
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "context_length_exceeded",
 		"this model's maximum context length is %d tokens; the request needs about %d (%d in the messages, %d for the completion)",
 		m.ContextWindow, s.tokens+out, s.tokens, out).WithParam("messages")
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/router/routertest"
 	"github.com/switchyard/switchyard/state/health"
@@ -61,9 +61,9 @@ func testRouter(t testing.TB, allowOverride bool, h Health) (*Router, *policy.Po
 	return r, p
 }
 
-func chat(t testing.TB, body string) *openai.ChatRequest {
+func chat(t testing.TB, body string) *openaiapi.ChatRequest {
 	t.Helper()
-	r, err := openai.ParseChatRequest([]byte(body))
+	r, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
@@ -64,7 +64,7 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // planned as gpt then claude.
 func exchange(t testing.TB, p *policy.Policy, body string) *filters.Exchange {
 	t.Helper()
-	chat, err := openai.ParseChatRequest([]byte(body))
+	chat, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestRecordOf(t *testing.T) {
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Attempts, r.Status = "claude", "an", 2, 503
 				r.PriceSource = "catalog"
-				r.ErrorType = openai.TypeServiceUnavailable
+				r.ErrorType = openaiapi.TypeServiceUnavailable
 				r.FallbackReasons = []string{"oa/gpt: 429", "an/claude: no response"}
 			},
 		},
@@ -189,9 +189,9 @@ func TestRecordOf(t *testing.T) {
 				x.Caller = filters.Caller{}
 				x.Response.Status = 401
 			},
-			cause: filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "no"),
+			cause: filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "no"),
 			want: func(r *ledger.Record) {
-				r.Tenant, r.App, r.KeyName, r.Status, r.ErrorType = "", "", "", 401, openai.TypeInvalidRequest
+				r.Tenant, r.App, r.KeyName, r.Status, r.ErrorType = "", "", "", 401, openaiapi.TypeInvalidRequest
 			},
 		},
 		{
@@ -216,12 +216,12 @@ func TestRecordOf(t *testing.T) {
 			setup: func(x *filters.Exchange) {
 				attempt(x, 1, 200)
 				x.Response = filters.Response{Status: 200, Streaming: true}
-				x.Sent = filters.Sent{Complete: true, ErrorType: openai.TypeUpstream}
+				x.Sent = filters.Sent{Complete: true, ErrorType: openaiapi.TypeUpstream}
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
 				r.PriceSource = "catalog"
-				r.ErrorType = openai.TypeUpstream
+				r.ErrorType = openaiapi.TypeUpstream
 			},
 		},
 	}
@@ -279,7 +279,7 @@ func TestUnauthenticatedIsOnlyCounted(t *testing.T) {
 	f := fl.(*Filter)
 	for range 3 {
 		x := &filters.Exchange{ID: "anon", Started: t0, Policy: p, Route: p.Routes[0], Response: filters.Response{Status: http.StatusUnauthorized}}
-		f.Done(ctx, x, openai.Errorf(http.StatusUnauthorized, openai.TypeAuthentication, "invalid_api_key", "bad key"))
+		f.Done(ctx, x, openaiapi.Errorf(http.StatusUnauthorized, openaiapi.TypeAuthentication, "invalid_api_key", "bad key"))
 	}
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)

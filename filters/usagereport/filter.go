@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -57,17 +57,17 @@ func (*Filter) Uses() []filters.Use {
 // tenant is the report's, whatever the query says.
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodGet {
-		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
+		return filters.Reject(http.StatusMethodNotAllowed, openaiapi.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
 	}
 	view := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
 	by, ok := tenantViews[view]
 	if !ok && view != qualityView && view != tagView {
 		p := x.Route.Path
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url",
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url",
 			"no usage view %q; use %s, %s/by-app, %s/by-model, %s/by-key, %s/by-tag?key=, %s/by-session or %s/quality", view, p, p, p, p, p, p, p)
 	}
 	if x.Caller.Tenant == nil {
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the usage API needs your API key")
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key", "the usage API needs your API key")
 	}
 	var (
 		q   ledger.Filter
@@ -85,7 +85,7 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	}
 	own := x.Caller.Tenant.Name
 	if q.Tenant != "" && q.Tenant != own {
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "tenant_not_allowed",
+		return filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "tenant_not_allowed",
 			"your key reads only its own tenant's usage").WithParam("tenant")
 	}
 	q.Tenant = own
