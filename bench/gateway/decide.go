@@ -7,6 +7,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/routertest"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 // decisionTime is the production router's time per decision with 50
@@ -17,7 +18,7 @@ func decisionTime() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := router.NewRouter(p, p.Routes[0], nil, router.NewSticky(1000, time.Now))
+	r, err := router.NewRouter(p, p.Routes[0], nil, sticky.New(1000, time.Now))
 	if err != nil {
 		return 0, err
 	}

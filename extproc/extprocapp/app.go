@@ -31,13 +31,13 @@ import (
 	"github.com/switchyard/switchyard/extproc/tracing"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
-	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/state/answercache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/lease"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/sticky"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -180,7 +180,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 			log.Warn("flushing the traces", slog.String("error", err.Error()))
 		}
 	}()
-	sticky := router.NewSticky(100_000, time.Now)
+	users := sticky.New(100_000, time.Now)
 	cal := calibration.New(replicaName(), st, reg, log)
 	var (
 		mon      *health.Monitor
@@ -209,7 +209,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		}
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
-			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: sticky, Health: mon,
+			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: users, Health: mon,
 			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal,
 			Loads: loads,
 		})

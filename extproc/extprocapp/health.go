@@ -22,9 +22,9 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/filters/translate"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/store"
+	"github.com/switchyard/switchyard/translator/healthcheck"
 )
 
 // outageRecord is what one replica writes to the shared health board when
@@ -131,7 +131,7 @@ func replicaName() string {
 
 // checker makes the active checks: every tick it asks the monitor which
 // providers got neither traffic nor a check for the policy's interval, and
-// calls each one's cheap endpoint (translate.CheckRequest) directly, with
+// calls each one's cheap endpoint (healthcheck.Request) directly, with
 // the provider's first key. A provider is checked by one call at a time.
 type checker struct {
 	mon     *health.Monitor
@@ -275,7 +275,7 @@ func (c *checker) check(ctx context.Context, p *policy.Provider, timeout time.Du
 		r.Failure, r.Error = health.ConnectFailure, "resolving the provider key failed"
 		return r
 	}
-	up, ok := translate.CheckRequest(p, key)
+	up, ok := healthcheck.Request(p, key)
 	if !ok {
 		r.Failure, r.Error = health.ConnectFailure, "no check for kind "+string(p.Kind)
 		return r

@@ -57,25 +57,6 @@ func For(api policy.API, t translator.Target) translator.Translator {
 	return chat(t)
 }
 
-// checks maps a provider kind to its health check: a cheap call that
-// needs the provider's key and costs no tokens.
-var checks = map[policy.Kind]func(*policy.Provider, string) translator.Upstream{
-	policy.KindOpenAI:           openai.CheckRequest,
-	policy.KindAzureOpenAI:      openai.CheckRequest,
-	policy.KindOpenAICompatible: openai.CheckRequest,
-	policy.KindAnthropic:        anthropic.CheckRequest,
-	policy.KindGemini:           gemini.CheckRequest,
-}
-
-// CheckRequest returns the active health check of provider p with key
-// (empty: none), a GET; false for a kind without one.
-func CheckRequest(p *policy.Provider, key string) (translator.Upstream, bool) {
-	if f := checks[p.Kind]; f != nil {
-		return f(p, key), true
-	}
-	return translator.Upstream{}, false
-}
-
 // Counts reports whether a provider kind counts the tokens of a Messages
 // request itself (Anthropic's count_tokens, Gemini's countTokens); for
 // the others the gateway estimates.

@@ -1,24 +1,24 @@
-package router
+// Package sticky remembers which model served an end user, so that a
+// conversation keeps its model for a route's cooldown.
+package sticky
 
 import (
 	"crypto/sha256"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-
-	"github.com/switchyard/switchyard/filters"
 )
 
-// MaxStickyUser is the longest end-user identifier that sticks. The
+// MaxUser is the longest end-user identifier that sticks. The
 // identifier is client input of any size; a longer one gets no
 // stickiness rather than a costly key.
-const MaxStickyUser = 256
+const MaxUser = 256
 
 // maxStickiness bounds how long any entry is kept, whatever a route's
 // cooldown says, so the store forgets idle users by itself.
 const maxStickiness = 24 * time.Hour
 
-// Sticky remembers which model served an end user of a tenant, per route,
+// Store remembers which model served an end user of a tenant, per route,
 // for a cooldown, so a conversation does not change style mid-way. It is
 // process-local and bounded (a fixed number of users, evicted least
 // recently used, and expired): stickiness is a preference, not state that
@@ -26,7 +26,7 @@ const maxStickiness = 24 * time.Hour
 //
 // Keys are a hash of route, tenant and user, so one tenant cannot name
 // another's users and a long identifier costs no more than a short one.
-type Sticky struct {
+type Store struct {
 	now   func() time.Time
 	items *expirable.LRU[stickyKey, stickyEntry]
 }
@@ -38,13 +38,13 @@ type stickyEntry struct {
 	until time.Time
 }
 
-// NewSticky returns a store holding at most max users.
-func NewSticky(max int, now func() time.Time) *Sticky {
-	return &Sticky{now: now, items: expirable.NewLRU[stickyKey, stickyEntry](max, nil, maxStickiness)}
+// New returns a store holding at most max users.
+func New(max int, now func() time.Time) *Store {
+	return &Store{now: now, items: expirable.NewLRU[stickyKey, stickyEntry](max, nil, maxStickiness)}
 }
 
 func key(route, tenant, user string) (stickyKey, bool) {
-	if user == "" || len(user) > MaxStickyUser {
+	if user == "" || len(user) > MaxUser {
 		return stickyKey{}, false
 	}
 	h := sha256.New()
@@ -59,7 +59,7 @@ func key(route, tenant, user string) (stickyKey, bool) {
 
 // Get returns the model user of tenant was served by on route, if within
 // cooldown.
-func (s *Sticky) Get(route, tenant, user string) (string, bool) {
+func (s *Store) Get(route, tenant, user string) (string, bool) {
 	k, ok := key(route, tenant, user)
 	if !ok {
 		return "", false
@@ -72,7 +72,7 @@ func (s *Sticky) Get(route, tenant, user string) (string, bool) {
 }
 
 // Set records that model served user of tenant on route, for cooldown.
-func (s *Sticky) Set(route, tenant, user, model string, cooldown time.Duration) {
+func (s *Store) Set(route, tenant, user, model string, cooldown time.Duration) {
 	k, ok := key(route, tenant, user)
 	if cooldown <= 0 || !ok {
 		return
@@ -81,6 +81,4 @@ func (s *Sticky) Set(route, tenant, user, model string, cooldown time.Duration) 
 }
 
 // Len is the number of users remembered.
-func (s *Sticky) Len() int { return s.items.Len() }
-
-var _ filters.StickyStore = (*Sticky)(nil)
+func (s *Store) Len() int { return s.items.Len() }
