@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/filters/quota/quotaspec"
 	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
@@ -170,7 +171,7 @@ func TestChaosExtProcKilled(t *testing.T) {
 	if servedRows != byStatus[http.StatusOK] {
 		t.Errorf("ledger holds %d served rows, clients saw %d served", servedRows, byStatus[http.StatusOK])
 	}
-	assertHoldsExpire(t, s, "demo", killed, policy.DefaultQuotaArgs().ReservationTTL)
+	assertHoldsExpire(t, s, "demo", killed, quotaspec.Default().ReservationTTL)
 }
 
 // assertHoldsExpire checks what budget holds a process killed at killed
@@ -968,5 +969,5 @@ func TestChaosBudgetSpoolOutlivesTheProcess(t *testing.T) {
 	if b.Spent != tenantRows {
 		t.Errorf("committed spend %d micro-USD, the ledger's rows cost %d: a commit was lost or counted twice", b.Spent, tenantRows)
 	}
-	assertHoldsExpire(t, s, "lenient", killed, policy.DefaultQuotaArgs().ReservationTTL)
+	assertHoldsExpire(t, s, "lenient", killed, quotaspec.Default().ReservationTTL)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // Filter is a stage of the chain. It implements any of the hook interfaces.
@@ -150,7 +151,7 @@ func (c *Chain) RequestHeaders(ctx context.Context, x *Exchange) error {
 	for _, h := range c.reqHdr {
 		start := x.Trace.clock()
 		err := h.RequestHeaders(ctx, x)
-		x.Trace.record(h, PhaseRequestHeaders, 0, start, err)
+		x.Trace.record(h, filterspec.PhaseRequestHeaders, 0, start, err)
 		if err != nil || x.reply != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ func (c *Chain) RequestBody(ctx context.Context, x *Exchange) error {
 	for _, h := range c.reqBody {
 		start := x.Trace.clock()
 		err := h.RequestBody(ctx, x)
-		x.Trace.record(h, PhaseRequestBody, 0, start, err)
+		x.Trace.record(h, filterspec.PhaseRequestBody, 0, start, err)
 		if err != nil || x.reply != nil {
 			if err != nil && c.rescued(ctx, x, err) {
 				return nil
@@ -192,7 +193,7 @@ func (c *Chain) Attempt(ctx context.Context, x *Exchange, a *Attempt) error {
 	for _, h := range c.attempt {
 		start := x.Trace.clock()
 		err := h.Attempt(ctx, x, a)
-		x.Trace.record(h, PhaseAttempt, a.N, start, err)
+		x.Trace.record(h, filterspec.PhaseAttempt, a.N, start, err)
 		if err != nil {
 			return err
 		}

@@ -21,8 +21,8 @@ import (
 	"github.com/switchyard/switchyard/state/store"
 )
 
-// Order returns a filter's position in a chain: configs/policy's filter
-// table fixes it, for every route.
+// Order returns a filter's position in a chain: its declaration fixes it,
+// for every route.
 func Order(name string) int { return policy.FilterOrder(name) }
 
 // Deps are the shared services a filter may use, set at construction.
@@ -135,10 +135,10 @@ var (
 )
 
 // Register makes a filter available to policies. Filter packages call it
-// from init; the name must be in configs/policy's filter table.
+// from init; the name must have a declaration in filters/specs.
 func Register(name string, f Factory) {
 	if !policy.KnownFilter(name) {
-		panic("filters: " + name + " is not in configs/policy's filter table")
+		panic("filters: " + name + " has no declaration in filters/specs")
 	}
 	regMu.Lock()
 	defer regMu.Unlock()

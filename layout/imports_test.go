@@ -30,10 +30,22 @@ func filterOf(pkg string) string {
 		return ""
 	}
 	name, _, _ := strings.Cut(rest, "/")
-	if name == "all" {
+	if name == "all" || isDeclaration(pkg) {
 		return ""
 	}
 	return name
+}
+
+// isDeclaration reports whether a package only declares filters
+// (filters/filterspec): the vocabulary, the list of declarations, or one
+// filter's declaration (filters/<name>/<name>spec). Declarations link no
+// behaviour, so the policy's validation (configs, xds) may link them.
+func isDeclaration(pkg string) bool {
+	if pkg == "filters/filterspec" || pkg == "filters/specs" {
+		return true
+	}
+	parts := strings.Split(pkg, "/")
+	return len(parts) == 3 && parts[0] == "filters" && parts[2] == parts[1]+"spec"
 }
 
 func under(pkg string, roots ...string) bool {
@@ -55,6 +67,9 @@ func violations(graph map[string][]string) []string {
 			if f, g := filterOf(pkg), filterOf(imp); f != "" && g != "" && f != g {
 				out = append(out, pkg+" imports "+imp+": a filter never imports a sibling filter; move what both need below the filters (state/, apischema/, translator/, redact/)")
 			}
+			if isDeclaration(pkg) && under(imp, "filters") && !isDeclaration(imp) {
+				out = append(out, pkg+" imports "+imp+": a filter's declaration links no filter's behaviour")
+			}
 			if under(pkg, "state", "translator", "apischema") && under(imp, "filters", "extproc") {
 				out = append(out, pkg+" imports "+imp+": the services and wire types below the filters never import a filter or the ext_proc server")
 			}
@@ -72,8 +87,8 @@ func violations(graph map[string][]string) []string {
 		}
 		for _, dep := range closure(graph, pkg) {
 			switch {
-			case under(dep, "filters"):
-				out = append(out, pkg+" depends on "+dep+": configs and xds never link a filter")
+			case under(dep, "filters") && !isDeclaration(dep):
+				out = append(out, pkg+" depends on "+dep+": configs and xds never link a filter, only filters' declarations")
 			case slices.ContainsFunc(drivers, func(d string) bool { return under(dep, d) }):
 				out = append(out, pkg+" depends on "+dep+": configs and xds never link a database or Redis driver")
 			}
@@ -145,6 +160,14 @@ func TestRulesCatchEachViolation(t *testing.T) {
 			want:  "cmd/devstack imports e2e/harness"},
 		{name: "a command runs the stack",
 			graph: map[string][]string{"cmd/devstack": {"stack", "providersim"}, "stack": {"providersim", "configs/policy"}}},
+		{name: "a declaration imports behaviour",
+			graph: map[string][]string{"filters/quota/quotaspec": {"filters"}},
+			want:  "filters/quota/quotaspec imports filters"},
+		{name: "xds links declarations",
+			graph: map[string][]string{"xds/xdsapp": {"configs/policy"}, "configs/policy": {"filters/specs"}, "filters/specs": {"filters/quota/quotaspec", "filters/filterspec"}, "filters/quota/quotaspec": {"filters/filterspec"}}},
+		{name: "configs links a filter through a declaration",
+			graph: map[string][]string{"configs/policy": {"filters/specs"}, "filters/specs": {"filters/quota"}},
+			want:  "configs/policy depends on filters/quota"},
 		{name: "a filter uses services and its own subpackage",
 			graph: map[string][]string{"filters/router": {"filters/router/complexity", "state/health", "filters"}, "filters/all": {"filters/router", "filters/auth"}}},
 		{name: "the server speaks ext_proc",

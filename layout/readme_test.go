@@ -43,7 +43,8 @@ func unnamed(rows map[string]string, pkgs []string) []string {
 			p = p[:i]
 			if row, ok := rows[p]; ok {
 				rel := strings.TrimPrefix(pkg, p+"/")
-				named = strings.Contains(row, "`"+rel+"/") || strings.Contains(row, "`"+rel+"`")
+				named = strings.Contains(row, "`"+rel+"/") || strings.Contains(row, "`"+rel+"`") ||
+					isDeclaration(pkg) && strings.Contains(row, "`<name>/<name>spec/`")
 				break
 			}
 		}

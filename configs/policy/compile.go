@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchyard/switchyard/filters/cache/cachespec"
 )
 
 // Defaults applied where the policy is silent.
@@ -821,12 +823,12 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 }
 
 // cacheScopes checks what each route's cache filter applies to, which
-// ParseCacheArgs cannot see alone: the route serves chat completions (the
+// cachespec.Parse cannot see alone: the route serves chat completions (the
 // only answers it keeps), and every tenant it names is one of the policy's
 // (a misspelt name would silently cache nothing for the tenant meant).
 func (c *compiler) cacheScopes(routes []RouteSpec, tenants map[string]bool) {
 	c.chatEntries(routes, "cache", "keeps", func(s *RouteSpec, d, field string, ref FilterRef) {
-		args, err := ParseCacheArgs(ref)
+		args, err := cachespec.Parse(ref)
 		if err != nil {
 			return // reported with the route
 		}

@@ -125,7 +125,7 @@ func decodeFile(f File, idx nodeIndex) (*Spec, Problems) {
 	if err := root.Decode(&spec); err != nil {
 		var ne *nodeError
 		if errors.As(err, &ne) {
-			return nil, Problems{{File: f.Name, Line: ne.node.Line, Column: ne.node.Column, Field: idx.pathOf(f.Name, ne.node), Reason: ne.msg}}
+			return nil, Problems{{File: f.Name, Line: ne.Node.Line, Column: ne.Node.Column, Field: idx.pathOf(f.Name, ne.Node), Reason: ne.Msg}}
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {

@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // Kind is a provider's wire protocol.
@@ -595,15 +597,9 @@ type Split struct {
 	Percent int
 }
 
-// FilterRef is a filter named by a route, with its arguments still raw: the
-// filter registry decodes them (policy does not know the filters).
-type FilterRef struct {
-	Name      string
-	Shorthand []string
-	Args      map[string]any
-	// Where locates the entry for error messages: file:line:col: field.
-	Where string
-}
+// FilterRef is a filter named by a route, with its arguments still raw:
+// the filter's declaration decodes them ([filterspec.Ref]).
+type FilterRef = filterspec.Ref
 
 // Tenant is a compiled tenant.
 type Tenant struct {

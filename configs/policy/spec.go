@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/switchyard/switchyard/configs/yamlval"
+
 // Spec is the policy as written in YAML, before validation. Field docs are
 // the reference for operators; configs/README.md shows them in use.
 type Spec struct {
@@ -174,12 +176,8 @@ type ProviderLimitsSpec struct {
 	TokensPerMinute   int `yaml:"tokens_per_minute"`
 }
 
-// SecretRef says where a secret is read from: an environment variable or a
-// file. Exactly one is set.
-type SecretRef struct {
-	Env  string `yaml:"env"`
-	File string `yaml:"file"`
-}
+// SecretRef says where a secret is read from ([yamlval.SecretRef]).
+type SecretRef = yamlval.SecretRef
 
 // ModelSpec is one deployment of a model clients may name: a provider
 // serving it. Several entries with one name are one model on several

@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 const testPolicy = `
@@ -226,10 +227,10 @@ func TestBuildSpans(t *testing.T) {
 	x := exchange(t, p, tr, envoyTraceparent, "acme")
 	// The chain's steps: auth and router on the request side, translate
 	// on each attempt.
-	record(x, "auth", filters.PhaseRequestHeaders, 0)
-	record(x, "router", filters.PhaseRequestBody, 0)
-	record(x, "translate", filters.PhaseAttempt, 1)
-	record(x, "translate", filters.PhaseAttempt, 2)
+	record(x, "auth", filterspec.PhaseRequestHeaders, 0)
+	record(x, "router", filterspec.PhaseRequestBody, 0)
+	record(x, "translate", filterspec.PhaseAttempt, 1)
+	record(x, "translate", filterspec.PhaseAttempt, 2)
 	end := t0.Add(50 * time.Millisecond)
 	tr.Decide(x, nil, end)
 	if !x.Trace.Kept() {
@@ -329,10 +330,10 @@ func byName(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
 }
 
 // record adds a step the chain would have timed.
-func record(x *filters.Exchange, filter string, p filters.Phase, attempt int) {
+func record(x *filters.Exchange, filter string, p filterspec.Phase, attempt int) {
 	c := filters.NewChain([]filters.Filter{stepFilter(filter)})
 	switch p {
-	case filters.PhaseAttempt:
+	case filterspec.PhaseAttempt:
 		for _, a := range x.Attempts() {
 			if a.N == attempt {
 				_ = c.Attempt(context.Background(), x, a)

@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/store"
@@ -44,7 +45,7 @@ type handler func(ctx context.Context, x *filters.Exchange, sub string) (int, an
 
 // New builds the admin filter.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now)}
@@ -60,10 +61,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "admin" }
-
-// Uses implements [filters.Declarer]: the admin API works on its own key
-// and shares nothing through the Exchange.
-func (*Filter) Uses() []filters.Use { return nil }
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the admin key is
 // checked before the body is even read.

@@ -31,6 +31,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -48,7 +49,7 @@ type Filter struct {
 
 // New builds the auth filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{}
@@ -61,14 +62,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "auth" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Provides(filters.PhaseRequestHeaders, filters.FieldCaller),
-		filters.Provides(filters.PhaseRequestHeaders, filters.FieldLabels),
-	}
-}
 
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/cache/cachespec"
 	"github.com/switchyard/switchyard/state/answercache"
 )
 
@@ -22,7 +23,7 @@ func init() { filters.Register("cache", New) }
 
 // Filter is the response cache of one route.
 type Filter struct {
-	args   policy.CacheArgs
+	args   cachespec.Args
 	mem    *answercache.Memory
 	shared *answercache.Shared
 	log    *slog.Logger
@@ -47,31 +48,19 @@ type lookup struct {
 
 // New builds the cache filter of a route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	args, err := policy.ParseCacheArgs(ref)
+	args, err := cachespec.Parse(ref)
 	if err != nil {
 		return nil, err
 	}
 	return newFilter(args, deps.Answers, deps.Log(), time.Now), nil
 }
 
-func newFilter(args policy.CacheArgs, shared *answercache.Shared, log *slog.Logger, now func() time.Time) *Filter {
+func newFilter(args cachespec.Args, shared *answercache.Shared, log *slog.Logger, now func() time.Time) *Filter {
 	return &Filter{args: args, mem: answercache.NewMemory(args.MaxMemory), shared: shared, log: log, now: now, writes: make(chan struct{}, 64)}
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "cache" }
-
-// Uses implements [filters.Declarer]: a hit or a degraded answer is the
-// request's usage (at no cost) and its Cached mark, for usage's record.
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldUsage),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldCached),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldUsage),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldCached),
-	}
-}
 
 // lookupTimeout bounds the Redis read on the request path: a slow Redis
 // makes a miss, not a slow request.
@@ -149,7 +138,7 @@ func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filt
 		return nil
 	}
 	switch {
-	case x.Response.Status == http.StatusOK && x.Cached.How == "" && x.Usage.Known && len(c.Data) <= policy.MaxCachedAnswer:
+	case x.Response.Status == http.StatusOK && x.Cached.How == "" && x.Usage.Known && len(c.Data) <= cachespec.MaxAnswer:
 		a := x.LastAttempt()
 		if a == nil {
 			return nil
@@ -182,7 +171,7 @@ func (f *Filter) gather(x *filters.Exchange, l *lookup, c *filters.Chunk) {
 	if l.tooLong {
 		return
 	}
-	if len(l.stream)+len(c.Data) > policy.MaxCachedAnswer {
+	if len(l.stream)+len(c.Data) > cachespec.MaxAnswer {
 		l.stream, l.tooLong = nil, true
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/cache/cachespec"
 	"github.com/switchyard/switchyard/state/answercache"
 )
 
@@ -34,7 +35,7 @@ func exchange(t *testing.T, tenant, body string, header ...string) *filters.Exch
 
 func TestKey(t *testing.T) {
 	t.Parallel()
-	f := newFilter(policy.DefaultCacheArgs(), nil, nil, time.Now)
+	f := newFilter(cachespec.Default(), nil, nil, time.Now)
 	base := `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
 	k0, ok := f.keyOf(exchange(t, "acme", base))
 	if !ok {
@@ -63,7 +64,7 @@ func TestKey(t *testing.T) {
 			}
 		})
 	}
-	only := policy.DefaultCacheArgs()
+	only := cachespec.Default()
 	only.Tenants = []string{"beta"}
 	if _, ok := newFilter(only, nil, nil, time.Now).keyOf(exchange(t, "acme", base)); ok {
 		t.Error("a route caching for beta only cached acme's request")
@@ -133,7 +134,7 @@ func TestMemoryBounded(t *testing.T) {
 func TestStaleWindow(t *testing.T) {
 	t.Parallel()
 	stored := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	args := policy.DefaultCacheArgs() // ttl 5m, stale_for 1h
+	args := cachespec.Default() // ttl 5m, stale_for 1h
 	down := openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "", "every provider is down")
 	const body = `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
 	for _, tc := range []struct {
@@ -183,7 +184,7 @@ func TestStaleWindow(t *testing.T) {
 func TestHitSavesTheAnswersCost(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	f := newFilter(policy.DefaultCacheArgs(), nil, slog.Default(), func() time.Time { return now })
+	f := newFilter(cachespec.Default(), nil, slog.Default(), func() time.Time { return now })
 	x := exchange(t, "acme", `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`)
 	key, _ := f.keyOf(x)
 	f.mem.Put(key, answercache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: now.Add(-time.Second)})

@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 func init() { filters.Register("catalog", New) }
@@ -32,7 +33,7 @@ type Filter struct {
 
 // New builds the catalog filter.
 func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{created: 1704067200}, nil
@@ -40,11 +41,6 @@ func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "catalog" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller)}
-}
 
 // listing is one model of the list: the id clients send, and what serves
 // it (nil for an alias of auto).

@@ -28,6 +28,7 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
@@ -53,7 +54,7 @@ type Filter struct {
 
 // New builds the console filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{
@@ -66,10 +67,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "console" }
-
-// Uses implements [filters.Declarer]: the console works on its own
-// session and shares nothing through the Exchange.
-func (*Filter) Uses() []filters.Use { return nil }
 
 // securityHeaders go on every answer. The policy allows scripts, styles,
 // images and requests from the console's own origin only: no inline

@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
@@ -58,7 +59,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 
 // New builds the feedback filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
@@ -66,14 +67,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "feedback" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-	}
-}
 
 // RequestHeaders implements [filters.RequestHeadersHook]: only POST, only
 // with a tenant's key, before the body is read.

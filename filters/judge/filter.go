@@ -32,6 +32,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/judge/judgespec"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 )
@@ -53,7 +54,7 @@ const (
 
 // Filter grades a sample of one route's weaker answers.
 type Filter struct {
-	args      policy.JudgeArgs
+	args      judgespec.Args
 	reference string // the model whose answer is the reference
 	key       string // the virtual key of the judge's calls
 	url       string // the route on the gateway's listener
@@ -111,7 +112,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 
 // New builds the judge filter of a route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	args, err := policy.ParseJudgeArgs(ref)
+	args, err := judgespec.Parse(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +163,6 @@ func loopback(host string) string {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "judge" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Reads(filters.PhaseDone, filters.FieldSent),
-		filters.Reads(filters.PhaseDone, filters.FieldCached),
-	}
-}
 
 // RequestBody implements [filters.RequestBodyHook]: an auto-routed chat
 // request is drawn for grading with the route's sample rate. Requests

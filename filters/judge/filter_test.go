@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/judge/judgespec"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
@@ -288,7 +289,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := ff.(*Filter)
-	if f.reference != "strong" || f.url != "http://127.0.0.1:8080/v1/chat/completions" || f.args.Sample != policy.DefaultJudgeSample || f.args.MaxPerMinute != policy.DefaultJudgeMaxPerMinute {
+	if f.reference != "strong" || f.url != "http://127.0.0.1:8080/v1/chat/completions" || f.args.Sample != judgespec.DefaultSample || f.args.MaxPerMinute != judgespec.DefaultMaxPerMinute {
 		t.Errorf("reference %q, url %q, sample %v, max_per_minute %d", f.reference, f.url, f.args.Sample, f.args.MaxPerMinute)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/health"
 )
 
@@ -43,7 +44,7 @@ type Filter struct {
 
 // New builds the router filter of one route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	var h Health
@@ -63,20 +64,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "router" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Reads(filters.PhaseRequestBody, filters.FieldPressure),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
-		filters.Needs(filters.PhaseResponseHeaders, filters.FieldRouting),
-		filters.Needs(filters.PhaseResponseBody, filters.FieldPlan),
-		filters.Reads(filters.PhaseResponseBody, filters.FieldCached),
-		filters.Reads(filters.PhaseDone, filters.FieldSent),
-	}
-}
 
 // RequestBody implements [filters.RequestBodyHook].
 func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {

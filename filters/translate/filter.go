@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -32,7 +33,7 @@ type Filter struct {
 
 // New builds the translate filter, resolving every provider key once.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{pools: map[string]*keyPool{}, now: time.Now, log: deps.Logger}
@@ -63,19 +64,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "translate" }
-
-// Uses implements [filters.Declarer]: translate keeps what the client was
-// sent and, at the end, prices the answer from it and the provider's count.
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Provides(filters.PhaseRequestBody, filters.FieldRedaction),
-		filters.Needs(filters.PhaseAttempt, filters.FieldPlan),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldSent),
-		filters.Needs(filters.PhaseDone, filters.FieldSent),
-		filters.Provides(filters.PhaseDone, filters.FieldUsage),
-		filters.Reads(filters.PhaseDone, filters.FieldCached),
-	}
-}
 
 // Attempt implements [filters.AttemptHook]. A refused attempt is never
 // sent, so no AttemptDone comes for it: the key it picked is let go here.

@@ -9,6 +9,7 @@ import (
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
 )
@@ -39,7 +40,7 @@ type Filter struct {
 
 // New builds the usage_report filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}}, nil
@@ -47,11 +48,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "usage_report" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller)}
-}
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the caller's
 // tenant is the report's, whatever the query says.

@@ -45,4 +45,3 @@ func TestStickyIsBounded(t *testing.T) {
 		t.Errorf("a %d-byte user identifier was stored", len(long))
 	}
 }
-
