@@ -47,7 +47,7 @@ func traceViewer(o *stack.Options) (stop func(), banner string) {
 		log.Close()
 		return nil, "Traces: off (jaeger did not start: " + err.Error() + ")"
 	}
-	o.Overlay = map[string]string{"gateway.yaml": string(gw) + "  tracing: {collector: \"" + viewerCollector + "\"}\n"}
+	o.Overlay = map[string]string{"gateway.yaml": string(gw) + "  tracing: {collector: \"" + viewerCollector + "\", viewer: \"" + viewerUI + "/trace/{trace_id}\"}\n"}
 	return func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		_ = cmd.Wait()

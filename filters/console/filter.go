@@ -50,6 +50,8 @@ type Filter struct {
 	sessions *sessions
 	gate     *manage.Gate
 	now      func() time.Time
+	// tracing is the policy's, for the link from a request to its trace.
+	tracing *policy.Tracing
 }
 
 // New builds the console filter; it takes no arguments.
@@ -62,6 +64,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 		usage: report.Source{Writer: deps.Ledger, Ledger: deps.Usage},
 		trail: deps.Audit, loads: deps.Loads, log: deps.Log(),
 		sessions: process, gate: manage.NewGate(time.Now), now: time.Now,
+		tracing: deps.Policy.Gateway.Tracing,
 	}, nil
 }
 

@@ -129,6 +129,9 @@ type requestView struct {
 	Attempts []attempt
 	// Blame says whose doing the request's end was.
 	Blame string
+	// TraceURL is where the request's trace is seen, "" without a
+	// viewer (gateway.tracing.viewer) or a trace.
+	TraceURL string
 }
 
 // attempt is one try of a request on one provider, as the ledger tells
@@ -154,7 +157,7 @@ func (f *Filter) request(ctx context.Context, c *call, id string) (any, error) {
 		return nil, openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_request",
 			"the ledger holds no request %q (yet: a request is recorded once it ends)", openaiapi.Clip(id))
 	}
-	v := &requestView{R: r, Attempts: attempts(r), Blame: endBlame(r)}
+	v := &requestView{R: r, Attempts: attempts(r), Blame: endBlame(r), TraceURL: f.tracing.ViewerURL(r.TraceID)}
 	return v, nil
 }
 
