@@ -54,6 +54,9 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if deps.Calibration != nil {
 		opts = append(opts, WithCalibration(deps.Calibration))
 	}
+	if deps.Priors != nil {
+		opts = append(opts, WithPriors(deps.Priors))
+	}
 	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky, opts...)
 	if err != nil {
 		return nil, err
@@ -92,6 +95,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		Header:   x.Header.Get,
 		Tenant:   x.Caller.Tenant,
 		Key:      x.Caller.Key,
+		App:      x.Caller.App,
 		User:     user(x),
 		Hash:     HashID(x.ID),
 		Pressure: Pressure(x.Pressure),
@@ -105,7 +109,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		x.Plan[i] = filters.Target{Model: m}
 	}
 	x.RouteReason = d.Reason
-	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted}
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted, Domain: d.Domain}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
 	}

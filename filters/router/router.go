@@ -16,6 +16,7 @@ import (
 	"github.com/switchyard/switchyard/redact"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 // Health is what the router asks of the health monitor
@@ -53,6 +54,9 @@ type Query struct {
 	Pressure Pressure
 	// Hash is a per-request value: it drives canary shares.
 	Hash uint64
+	// App is the caller's app: with the tenant and the system prompt it
+	// names the request's domain on a learning route.
+	App string
 }
 
 // Decision is the router's answer.
@@ -71,6 +75,9 @@ type Decision struct {
 	// Substituted is "retired -> successor" when the model the client
 	// named was retired by its vendor and its successor serves instead.
 	Substituted string
+	// Domain is the request's domain on a learning route (nil
+	// elsewhere).
+	Domain *priors.Domain
 }
 
 // Scored is a candidate model with its strategy score.
@@ -90,6 +97,8 @@ type Router struct {
 	// auto is set on a route that asks for a strong share or a quality
 	// target instead of thresholds.
 	auto *autoTarget
+	// learn is set on a route that learns domain priors.
+	learn *learning
 	// now dates a request against the models' retirement dates.
 	now func() time.Time
 }
@@ -104,8 +113,9 @@ type autoTarget struct {
 }
 
 type options struct {
-	cx  complexity.Config
-	cal *calibration.Calibrator
+	cx     complexity.Config
+	cal    *calibration.Calibrator
+	priors *priors.Learner
 }
 
 // Option adjusts a router at construction.
@@ -122,6 +132,12 @@ func WithComplexityModel(m *complexity.Model) Option {
 // them from the deployment's traffic.
 func WithCalibration(c *calibration.Calibrator) Option {
 	return func(o *options) { o.cal = c }
+}
+
+// WithPriors lets a route with routing.learn learn its domains' priors
+// in l.
+func WithPriors(l *priors.Learner) Option {
+	return func(o *options) { o.priors = l }
 }
 
 // NewRouter builds a router for a route; h and sticky may be nil.
@@ -151,6 +167,11 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 				t.Adjust = &calibration.Adjust{Min: j.Min, Max: j.Max, Bar: j.QualityBar}
 			}
 			o.cal.Track(r.Name, t)
+		}
+	}
+	if r.Routing.Learn != nil && o.priors != nil {
+		if rt.learn, err = newLearning(o.priors, r); err != nil {
+			return nil, err
 		}
 	}
 	return rt, nil
@@ -204,6 +225,11 @@ type signals struct {
 	// it by, which its key's list may hold instead of the model.
 	named *policy.Model
 	alias string
+	// learn shifts the score by the request's domain's prior; domain
+	// and shift are what it found.
+	learn  *learning
+	domain *priors.Domain
+	shift  float64
 }
 
 func (s *signals) allText() string {
@@ -228,8 +254,12 @@ func (s *signals) complexity() (float64, complexity.Level) {
 			msgs = append(msgs, complexity.Message{Role: m.Role, Text: m.Content.PlainText()})
 		}
 		s.score = s.c.Score(&complexity.Request{Messages: msgs, Tools: len(s.q.Chat.Tools)})
+		if s.learn != nil {
+			s.domain = s.learn.domain(s.q)
+			s.shift = s.domain.Shift()
+		}
 		medium, complex := s.levels(s.q)
-		s.level, s.scored = complexity.LevelAt(s.score, medium, complex), true
+		s.level, s.scored = complexity.LevelAt(s.score+s.shift, medium, complex), true
 	}
 	return s.score, s.level
 }
@@ -254,8 +284,8 @@ func (s *signals) language() string {
 	return s.lang
 }
 
-func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64)) *signals {
-	s := &signals{q: q, c: c, levels: levels, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64), learn *learning) *signals {
+	s := &signals{q: q, c: c, levels: levels, learn: learn, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
 	if q.Chat.Stream {
 		s.need |= policy.CapStream
 	}
@@ -316,7 +346,7 @@ func (s *signals) matches(w *policy.When) bool {
 // Decide chooses the plan for a request.
 func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	cfg := &r.route.Routing
-	s := newSignals(q, r.classifier, r.levels)
+	s := newSignals(q, r.classifier, r.levels, r.learn)
 	var d Decision
 	explicit := q.Chat.Model != cfg.AutoModel
 	var (
@@ -340,6 +370,7 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			return d, e
 		}
 		s.named = named
+		s.learn = nil // a named model is the client's choice, not a domain's
 	}
 
 	// The rule that applies, if any; a sensitive request is always held
@@ -400,8 +431,16 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			// happened to ask.
 			score, _ := s.complexity()
 			if r.auto.cal != nil {
-				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), score)
+				// The shifted score: the calibration holds the route's
+				// share while the domains trade strong calls.
+				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), max(score+s.shift, 0))
 			}
+		}
+		if s.learn != nil {
+			_, level := s.complexity()
+			s.domain.Routed(level != complexity.Simple)
+			d.Domain = s.domain
+			d.Reason += s.learn.reason(s.shift)
 		}
 		d.Ranked = r.rank(q, s, pool)
 		for _, c := range d.Ranked {
