@@ -99,6 +99,7 @@ func TestInsertRoundTrip(t *testing.T) {
 				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901, SavedMicros: 8_765_432_109,
 				TraceID:     "4bf92f3577b34da6a3ce929d0e0e4736",
 				RouteReason: "fallback: claude-sonnet after gpt-4o",
+				Domain:      "00c0ffee0badf00d", RoutingScore: 0.6180339887498949,
 			},
 			{RequestID: "bare", Time: t0},
 			{

@@ -74,6 +74,7 @@ var insertColumns = []string{
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
 	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
 	"strong_cost_micro_usd", "saved_micro_usd", "price_source", "trace_id", "route_reason",
+	"domain", "routing_score",
 }
 
 // insertSizes are the rows one INSERT statement takes, largest first: a
@@ -97,6 +98,7 @@ func (db *DB) values(r *Record) ([]any, error) {
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
 		r.UsageEstimated, r.StrongCostMicros, r.SavedMicros, r.PriceSource, r.TraceID, r.RouteReason,
+		r.Domain, r.RoutingScore,
 	}, nil
 }
 
@@ -326,7 +328,8 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
 		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated,
-		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason)
+		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason,
+		&r.Domain, &r.RoutingScore)
 	if err != nil {
 		return Record{}, err
 	}
