@@ -105,6 +105,40 @@ func (m model) factor(prior, weight, loss, exposure float64) float64 {
 	return (weight*prior + loss/m.base) / (weight + exposure)
 }
 
+// center is a tenant's average learnt domain: the factor p at which the
+// learnt domains (those with verdicts), each estimated with p as its
+// prior and weighed by its requests and verdicts, average p in logs. A
+// tenant of one domain gets that domain's own estimate, so its shift is
+// 0 and it routes exactly as it would without learning. ln(f(p)/p)
+// falls as p grows, so p is found by bisection on ln p; fallback is
+// returned when no domain has a verdict.
+func (m model) center(priorWeight float64, evidence [][numSums]float64, fallback float64) float64 {
+	gap := func(lp float64) (g, weight float64) {
+		p := math.Exp(lp)
+		for _, e := range evidence {
+			if e[sumVerdicts] > 0 {
+				wd := e[sumRequests] + e[sumVerdicts]
+				g += wd * (math.Log(m.factor(p, priorWeight, e[sumLoss], e[sumExposure])) - lp)
+				weight += wd
+			}
+		}
+		return g, weight
+	}
+	lo, hi := math.Log(1e-6), math.Log(1e6)
+	if _, weight := gap(0); weight == 0 {
+		return fallback
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if g, _ := gap(mid); g > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp((lo + hi) / 2)
+}
+
 // maxShift bounds a domain's shift: past 1 every request of the domain
 // goes one way at any threshold already.
 const maxShift = 2

@@ -417,3 +417,75 @@ func TestRequestPathRace(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCenter: a tenant's average learnt domain. With one domain it is
+// that domain's own estimate (shift 0) however few its verdicts; with two
+// alike in traffic it lies between them, evenly in logs.
+func TestCenter(t *testing.T) {
+	m, err := newModel(shippedCurve(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(requests, verdicts, loss, exposure float64) [numSums]float64 {
+		var e [numSums]float64
+		e[sumRequests], e[sumVerdicts], e[sumLoss], e[sumExposure] = requests, verdicts, loss, exposure
+		return e
+	}
+	tests := []struct {
+		name string
+		ev   [][numSums]float64
+	}{
+		{"one domain, one bad verdict", [][numSums]float64{ev(3, 1, 1, 0.4)}},
+		{"one domain, many verdicts", [][numSums]float64{ev(1000, 300, 40, 310)}},
+		{"two domains alike in traffic", [][numSums]float64{ev(100, 30, 20, 30), ev(100, 30, 2, 30)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := m.center(8, tt.ev, 1)
+			var logs, weight float64
+			for _, e := range tt.ev {
+				if e[sumVerdicts] > 0 {
+					f := m.factor(p, 8, e[sumLoss], e[sumExposure])
+					logs += (e[sumRequests] + e[sumVerdicts]) * m.shift(f, p)
+					weight += e[sumRequests] + e[sumVerdicts]
+				}
+			}
+			if mean := logs / weight; math.Abs(mean) > 1e-9 {
+				t.Errorf("center %g: the learnt domains' mean shift is %g, want 0", p, mean)
+			}
+		})
+	}
+	if p := m.center(8, [][numSums]float64{ev(10, 0, 0, 0)}, 0.7); p != 0.7 {
+		t.Errorf("no verdicts: center %g, want the fallback 0.7", p)
+	}
+}
+
+// TestOneDomainRoutesAsWithoutLearning: a tenant of one domain is routed
+// as it would be without learning, whatever its verdicts, and so is a
+// domain without verdicts beside it.
+func TestOneDomainRoutesAsWithoutLearning(t *testing.T) {
+	tests := []struct {
+		name     string
+		verdicts []float64
+	}{
+		{"one bad verdict", []float64{0}},
+		{"two good verdicts", []float64{1, 1}},
+		{"many mixed", []float64{1, 0, 1, 1, 0.5, 1, 0, 1, 1, 1, 1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, r := learner(t, store.NewMemory(store.Options{}), nil, config(t))
+			for range 50 {
+				r.Domain("acme", "only", 1).Routed(true)
+			}
+			quiet := r.Domain("acme", "quiet", 2)
+			for _, v := range tt.verdicts {
+				l.Rate("chat", "acme", "only", 1, 0.3, v, "judge")
+			}
+			l.Refresh(context.Background())
+			if s, q := r.Domain("acme", "only", 1).Shift(), quiet.Shift(); math.Abs(s) > 1e-9 || q != 0 {
+				t.Errorf("shifts: the learnt domain %+g, the quiet one %+g; want 0", s, q)
+			}
+		})
+	}
+}

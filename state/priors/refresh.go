@@ -97,9 +97,6 @@ func series(route, tenant string) string { return "routing-priors:" + route + "/
 // its last add: by then it weighs a sixteenth.
 const ttlHalfLives = 4
 
-// centerSteps bounds the iterations that find a tenant's average.
-const centerSteps = 30
-
 // faded is the evidence under which an entry is dropped from the board.
 const faded = 1e-3
 
@@ -238,12 +235,9 @@ func (l *Learner) estimate(r *Route, t *tenant, cfg *routeConfig, domains []*Dom
 		d.mu.Unlock()
 	}
 	// A domain without verdicts of its own is taken to be like the
-	// tenant's average learnt domain, over its traffic: the prior of
-	// each learnt domain is that average, which is in turn made of the
-	// learnt domains' estimates, so it is found by iterating (each step
-	// contracts; a tenant of one domain settles on that domain's own
-	// estimate and routes it exactly as it would without learning). The
-	// shipped calibration, worth PriorWeight verdicts, starts it off.
+	// tenant's average learnt domain, over its traffic; that average is
+	// also each learnt domain's prior (model.center). A tenant without
+	// verdicts has the shipped calibration.
 	pooled := m.factor(1, w, loss, exposure)
 	ev := make([][numSums]float64, len(domains))
 	for i, d := range domains {
@@ -251,22 +245,9 @@ func (l *Learner) estimate(r *Route, t *tenant, cfg *routeConfig, domains []*Dom
 		ev[i] = d.merged
 		d.mu.Unlock()
 	}
-	f := make([]float64, len(domains))
-	for range centerSteps {
-		var logSum, weight float64
-		for i, e := range ev {
-			f[i] = m.factor(pooled, w, e[sumLoss], e[sumExposure])
-			if e[sumVerdicts] > 0 {
-				logSum += (e[sumRequests] + e[sumVerdicts]) * math.Log(f[i])
-				weight += e[sumRequests] + e[sumVerdicts]
-			}
-		}
-		if weight == 0 {
-			break
-		}
-		pooled = math.Exp(logSum / weight)
-	}
-	var learnt float64
+	pooled = m.center(w, ev, pooled)
+	f, shifts := make([]float64, len(domains)), make([]float64, len(domains))
+	var learnt, sum, weight float64
 	for i, d := range domains {
 		f[i] = m.factor(pooled, w, ev[i][sumLoss], ev[i][sumExposure])
 		d.mu.Lock()
@@ -274,15 +255,25 @@ func (l *Learner) estimate(r *Route, t *tenant, cfg *routeConfig, domains []*Dom
 		d.mu.Unlock()
 		if ev[i][sumVerdicts] > 0 {
 			learnt += ev[i][sumRequests]
+			shifts[i] = m.shift(f[i], pooled)
+			sum += (ev[i][sumRequests] + ev[i][sumVerdicts]) * shifts[i]
+			weight += ev[i][sumRequests] + ev[i][sumVerdicts]
+		}
+	}
+	// The learnt domains' shifts average 0 by construction of the
+	// center; where it has no interior solution (no domain's weak
+	// answer ever fell short) the mean is taken out here.
+	if weight > 0 {
+		for i := range shifts {
+			if ev[i][sumVerdicts] > 0 {
+				shifts[i] -= sum / weight
+			}
 		}
 	}
 	modes := map[string]float64{}
 	var unc float64
 	for i, d := range domains {
-		s := 0.0
-		if ev[i][sumVerdicts] > 0 {
-			s = m.shift(f[i], pooled)
-		}
+		s := shifts[i]
 		d.shift.Store(math.Float64bits(s))
 		d.known.Store(math.Float64bits(ev[i][sumRequests]))
 		unc += ev[i][sumRequests] * uncertainty(w, ev[i][sumExposure])
