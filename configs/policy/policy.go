@@ -537,7 +537,7 @@ type Learn struct {
 const (
 	DefaultLearnHalfLife    = 168 * time.Hour
 	DefaultLearnMaxDomains  = 10_000
-	DefaultLearnPriorWeight = 8
+	DefaultLearnPriorWeight = 16
 	DefaultLearnExplore     = 0.05
 )
 

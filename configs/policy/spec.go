@@ -383,7 +383,7 @@ type LearnSpec struct {
 	// least recently seen go first.
 	MaxDomains int `yaml:"max_domains"`
 	// PriorWeight is how many verdicts the shipped calibration, every
-	// domain's prior, is worth (default 8).
+	// domain's prior, is worth (default 16).
 	PriorWeight float64 `yaml:"prior_weight"`
 	// Explore is the most the learning may add to the route's strong
 	// calls, as a share of them: the strong answers the judge buys to
