@@ -178,5 +178,17 @@ func BenchmarkDecideLearning(b *testing.B) {
 				i++
 			}
 		})
+		if learn {
+			// The learning's own part: fingerprint, lookup, shift, count.
+			b.Run("domain only", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					d := r.learn.domain(queries[i%1000])
+					d.Routed(d.Shift() > 0)
+					i++
+				}
+			})
+		}
 	}
 }
