@@ -41,6 +41,7 @@ func run(args []string, stdout io.Writer) error {
 	write := fs.String("write", "", "also write the report into this Markdown file, between the routing-eval markers")
 	updateModel := fs.String("update-model", "", "train the production model on all three benchmarks and write it to this file")
 	updateCurve := fs.String("update-curve", "", "write the held-out quality curve (the worst benchmark's at each strong share) to this file")
+	external := fs.String("external", "", "also train on the other public sets in this directory (arc.jsonl, winogrande.jsonl, arena.jsonl; see docs/BENCHMARKS.md) and print what they change, held out")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,6 +58,9 @@ func run(args []string, stdout io.Writer) error {
 		benches = append(benches, train.NewBenchmark(clean))
 	}
 
+	if *external != "" {
+		return runExternal(*external, benches, stdout)
+	}
 	inSample, err := train.FitSelected(benches)
 	if err != nil {
 		return err
@@ -87,6 +91,13 @@ func run(args []string, stdout io.Writer) error {
 		}
 		res.Dropped = dropped[held]
 		r.Results = append(r.Results, res)
+		if *updateCurve == "" {
+			reps, err := replayBenchmark(b, loo)
+			if err != nil {
+				return err
+			}
+			r.Replays = append(r.Replays, reps...)
+		}
 	}
 
 	if *updateCurve != "" {
