@@ -60,6 +60,13 @@ type Request struct {
 	Prompt string
 	// TraceID names the request's trace; empty when tracing is off.
 	TraceID string
+	// Tags and Session are the request's billing tags and client
+	// session, when it has them.
+	Tags    map[string]string
+	Session string
+	// Redacted counts the sensitive spans masked in the request before
+	// it reached a provider, by kind; never the values.
+	Redacted map[string]int
 }
 
 // Request records one model request.
@@ -81,6 +88,15 @@ func (l *Logger) Request(ctx context.Context, r *Request) {
 	}
 	if r.TraceID != "" {
 		attrs = append(attrs, slog.String("trace_id", r.TraceID))
+	}
+	if len(r.Tags) > 0 {
+		attrs = append(attrs, slog.Any("tags", r.Tags))
+	}
+	if r.Session != "" {
+		attrs = append(attrs, slog.String("session", r.Session))
+	}
+	if len(r.Redacted) > 0 {
+		attrs = append(attrs, slog.Any("redacted", r.Redacted))
 	}
 	// One event per request: the record is built here without a caller's
 	// PC, which Logger.LogAttrs takes with runtime.Callers for a source the

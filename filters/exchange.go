@@ -28,18 +28,41 @@ type Exchange struct {
 	Path   string // without the query string
 	Query  string
 	Header Headers
-	Body   []byte
+	// Body is the request body on its way to the provider: as the client
+	// sent it, unless a step rewrote it ([Exchange.ReplaceBody]).
+	Body []byte
 
 	// Chat is the parsed body of a chat completion request.
 	Chat *openai.ChatRequest
+	// FitPrompt is the prompt's estimated tokens on a route that fits the
+	// output cap to the context window (fit_output_to_context), taken
+	// when the body is parsed: the budget reservation and every attempt's
+	// output cap are fitted to this one figure. 0 on other routes.
+	FitPrompt int
 	// Embeddings is the parsed body of an embeddings request.
 	Embeddings *openai.EmbeddingsRequest
 
 	// Caller is who is calling, set by auth.
 	Caller Caller
+	// Labels are the request's tags and session, set by auth and
+	// completed from the body where the route takes its metadata.
+	Labels Labels
+	// Redaction is what was masked of the request before it reached a
+	// provider; nil when its route and tenant redact nothing.
+	Redaction *Redaction
 	// Plan is the ordered list of targets chosen by the router: attempt n
 	// (1-based) uses Plan[min(n, len(Plan))-1].
 	Plan []Target
+	// Hedge, when set, has the plan's first two targets raced: the second
+	// starts when the first has not answered within Hedge.After, and the
+	// first answer wins (set by the router on a route that hedges; quota
+	// drops it when the budget cannot cover both).
+	Hedge *Hedge
+	// Hybrid, when set, sends the request to every target of the plan at
+	// once and keeps one answer (the route's hybrid mode): set by the
+	// router, carried out by the server, which makes each target's call an
+	// attempt.
+	Hybrid *Hybrid
 	// RouteReason says in a few words why the plan is what it is.
 	RouteReason string
 	// Routing is what else the router learnt about the request.
@@ -64,6 +87,14 @@ type Exchange struct {
 
 	mu       sync.Mutex
 	attempts []*Attempt
+	// answered is the number of the attempt whose answer the client gets,
+	// once the server knows it was not the most recent (a hedge's winner);
+	// 0 otherwise.
+	answered int
+
+	// clientBody is the body as the client sent it, once a step replaced
+	// Body.
+	clientBody []byte
 
 	reqSet, respSet       []Header
 	reqRemove, respRemove []string
@@ -79,6 +110,25 @@ func (x *Exchange) RequestedModel() string {
 		return x.Embeddings.Model
 	}
 	return ""
+}
+
+// ReplaceBody rewrites the body that goes on to the provider (tags taken
+// out of its metadata, sensitive data masked); [Exchange.ClientBody]
+// keeps the client's.
+func (x *Exchange) ReplaceBody(b []byte) {
+	if x.clientBody == nil {
+		x.clientBody = x.Body
+	}
+	x.Body = b
+}
+
+// ClientBody is the request body as the client sent it, whatever a step
+// rewrote: what the audit trail hashes.
+func (x *Exchange) ClientBody() []byte {
+	if x.clientBody != nil {
+		return x.clientBody
+	}
+	return x.Body
 }
 
 // Caller identifies the authenticated client.
@@ -111,6 +161,27 @@ type Target struct {
 
 // Provider returns the target's provider.
 func (t Target) Provider() *policy.Provider { return t.Model.Provider }
+
+// Hedge is a request's hedge: when its second attempt starts.
+type Hedge struct {
+	After time.Duration
+}
+
+// Hybrid is a request's hybrid mode: how one answer is picked among its
+// targets', and once the server has run it, which was and what the
+// picking cost.
+type Hybrid struct {
+	Pick  policy.HybridPick
+	Judge *policy.Model
+	// Picked is the number of the attempt whose answer was kept; 0 when
+	// none was acceptable.
+	Picked int
+	// Judged is the number of the judge's own attempt, 0 when it was not
+	// called; JudgeMicros is what its call cost, part of the request's
+	// cost.
+	Judged      int
+	JudgeMicros int64
+}
 
 // Attempt is one try of the request on one provider.
 type Attempt struct {
@@ -213,6 +284,10 @@ const (
 	// CauseNoAddress: the provider's name resolved to no address, so no
 	// connection was tried (and Envoy tries no other provider after it).
 	CauseNoAddress
+	// CauseHedged: the attempt lost a hedge; the gateway cancelled it when
+	// another attempt of the request answered first. Not the provider's
+	// doing, though it may bill for it.
+	CauseHedged
 )
 
 // Failed reports whether the attempt failed in a way another provider
@@ -244,6 +319,10 @@ type Usage struct {
 	// billed apart from tokens.
 	WebSearches int
 	CostMicros  int64
+	// HedgedMicros is the part of CostMicros charged for the attempts a
+	// hedge's winner beat, estimated: the gateway cancelled them before
+	// they answered, and their provider may bill them all the same.
+	HedgedMicros int64
 	// Estimated is set when the provider's own count never arrived (a
 	// stream cut short) and the gateway counted instead.
 	Estimated bool
@@ -317,14 +396,46 @@ func (x *Exchange) NewAttempt(n int, now time.Time) (*Attempt, bool) {
 	return a, true
 }
 
-// LastAttempt returns the most recent attempt, or nil if none started.
+// LastAttempt returns the attempt the answer comes from: a hedge's winner
+// once the server named it ([Exchange.SetAnswered]), else the most recent
+// attempt; nil if none started.
 func (x *Exchange) LastAttempt() *Attempt {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if len(x.attempts) == 0 {
 		return nil
 	}
+	for _, a := range x.attempts {
+		if a.N == x.answered {
+			return a
+		}
+	}
 	return x.attempts[len(x.attempts)-1]
+}
+
+// SetAnswered names attempt n as the one whose answer the client gets:
+// with a hedge, an earlier attempt may answer after a later one started.
+func (x *Exchange) SetAnswered(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.answered = n
+}
+
+// Hedged returns the attempts a hedge's winner beat: every attempt of a
+// hedged request other than the answering one that has no outcome yet.
+func (x *Exchange) Hedged() []*Attempt {
+	if x.Hedge == nil {
+		return nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []*Attempt
+	for _, a := range x.attempts {
+		if a.N != x.answered && !a.Outcome().Done {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // AttemptCount is the number of the last attempt started: attempts whose
@@ -407,8 +518,11 @@ type Header = translator.Header
 type Headers = translator.Headers
 
 // BearerToken returns the token of an "Authorization: Bearer" header.
-func BearerToken(h Headers) string {
-	v := h.Get("authorization")
+func BearerToken(h Headers) string { return Bearer(h.Get("authorization")) }
+
+// Bearer returns the token of an Authorization value "Bearer <token>", ""
+// for any other value.
+func Bearer(v string) string {
 	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
 		return strings.TrimSpace(v[7:])
 	}

@@ -27,6 +27,12 @@ const (
 	FieldUsage Field = "Usage"
 	// FieldCached is [Exchange.Cached]: the response cache answered.
 	FieldCached Field = "Cached"
+	// FieldLabels is [Exchange.Labels]: the request's tags and session
+	// (the chain adds the body's metadata where the route takes it).
+	FieldLabels Field = "Labels"
+	// FieldRedaction is [Exchange.Redaction]: what was masked of the
+	// request before it reached a provider.
+	FieldRedaction Field = "Redaction"
 )
 
 // Phase is when a hook runs, in the order a request lives them.

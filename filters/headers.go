@@ -28,6 +28,12 @@ const (
 	// HeaderDegraded marks an answer served in degraded mode, such as a
 	// stale cache entry when every provider failed (response).
 	HeaderDegraded = "x-switchyard-degraded"
+	// HeaderTags are the request's billing tags, "key=value,key=value"
+	// (request).
+	HeaderTags = "x-switchyard-tags"
+	// HeaderSession names the client session the request belongs to
+	// (request).
+	HeaderSession = "x-switchyard-session"
 	// HeaderTraceID names the request's trace, when tracing is on
 	// (response).
 	HeaderTraceID = "x-switchyard-trace-id"

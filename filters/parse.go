@@ -14,8 +14,24 @@ import (
 // or Responses request is read as its canonical chat request, which every
 // filter handles as chat. The body limit is Envoy's to enforce (route
 // request_body_buffer_limit), with a 413 in the OpenAI envelope; ext_proc
-// never sees a larger body.
+// never sees a larger body. What the route takes from the body besides
+// (the prompt's estimate it fits output to, tags from metadata) is read
+// then too.
 func parseBody(x *Exchange) *openai.Error {
+	if err := decodeBody(x); err != nil {
+		return err
+	}
+	if x.Route.FitOutputToContext && x.Chat != nil {
+		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
+	}
+	if x.Route.TagsFromMetadata {
+		return x.metadataTags()
+	}
+	return nil
+}
+
+// decodeBody reads x.Body as the route's API's request.
+func decodeBody(x *Exchange) *openai.Error {
 	switch x.Route.API {
 	case policy.APIChatCompletions:
 		req, err := openai.ParseChatRequest(x.Body)
@@ -30,6 +46,9 @@ func parseBody(x *Exchange) *openai.Error {
 			return err
 		}
 		x.Chat = messages.ToChat(req)
+		if req.Metadata != nil {
+			x.Labels.userID = req.Metadata.UserID
+		}
 		if !count {
 			if x.Chat.PricedToolUses, err = anthropic.PricedToolUses(req); err != nil {
 				return err
@@ -51,4 +70,19 @@ func parseBody(x *Exchange) *openai.Error {
 		x.Embeddings = req
 	}
 	return nil
+}
+
+// metadataTags takes the request's tags from its body's metadata, on a
+// route that says so: a chat completion's or a Responses request's (a
+// map of strings, as their parsers hold it), a Messages request's members
+// besides user_id.
+func (x *Exchange) metadataTags() *openai.Error {
+	meta := x.Chat.Metadata
+	if x.Route.API == policy.APIMessages {
+		var err *openai.Error
+		if meta, err = messagesMetadataTags(x.Body); err != nil {
+			return err
+		}
+	}
+	return x.takeMetadataTags(meta)
 }

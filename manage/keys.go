@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -37,6 +38,9 @@ type KeyRequest struct {
 	RateLimit            *RateLimit `json:"rate_limit,omitempty"`
 	Budget               *Budget    `json:"budget_usd,omitempty"`
 	MaxCostPerRequestUSD *float64   `json:"max_cost_per_request_usd,omitempty"`
+	// Tags are the key's requests' tags where they set none of that key
+	// (as a policy key's tags).
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // RateLimit is a key's own rate limits.
@@ -66,9 +70,11 @@ type Key struct {
 	RateLimit  *RateLimit `json:"rate_limit,omitempty"`
 	Budget     *Budget    `json:"budget_usd,omitempty"`
 	MaxCostUSD *float64   `json:"max_cost_per_request_usd,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	Revoked    bool       `json:"revoked"`
-	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	// Tags are the key's requests' default tags.
+	Tags      map[string]string `json:"tags,omitempty"`
+	Created   *time.Time        `json:"created,omitempty"`
+	Revoked   bool              `json:"revoked"`
+	RevokedAt *time.Time        `json:"revoked_at,omitempty"`
 	// Secret is the key itself, set only in the answer that made it.
 	Secret string `json:"key,omitempty"`
 }
@@ -127,7 +133,15 @@ func (r *KeyRequest) record(p *policy.Policy) (store.KeyRecord, error) {
 			return store.KeyRecord{}, badKey("models", "model %q is not a model of tenant %s", m, t.Name)
 		}
 	}
-	rec := store.KeyRecord{Name: r.Name, Tenant: t.Name, App: r.App, Models: r.Models}
+	if len(r.Tags) > policy.MaxTags {
+		return store.KeyRecord{}, badKey("tags", "at most %d tags", policy.MaxTags)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Tags)) {
+		if why := policy.TagProblem(k, r.Tags[k]); why != "" {
+			return store.KeyRecord{}, badKey("tags", "%s", why)
+		}
+	}
+	rec := store.KeyRecord{Name: r.Name, Tenant: t.Name, App: r.App, Models: r.Models, Tags: r.Tags}
 	if rl := r.RateLimit; rl != nil {
 		switch {
 		case rl.ReplenishRate < 0 || rl.BurstCapacity < 0 || rl.RequestsPerMinute < 0 || rl.TokensPerMinute < 0:
@@ -245,7 +259,7 @@ func put(ctx context.Context, ring store.KeyRing, rec store.KeyRecord) (Key, err
 func runtimeKey(r store.KeyRecord) Key {
 	v := Key{
 		Object: "virtual_key", Name: r.Name, Tenant: r.Tenant, App: r.App, Source: SourceAPI, HashPrefix: r.Hash[:8],
-		Models: r.Models, Revoked: r.Revoked, MaxCostUSD: usd(r.Limits.MaxCostPerRequest),
+		Models: r.Models, Revoked: r.Revoked, MaxCostUSD: usd(r.Limits.MaxCostPerRequest), Tags: r.Tags,
 	}
 	if !r.Created.IsZero() {
 		c := r.Created
@@ -267,7 +281,7 @@ func runtimeKey(r store.KeyRecord) Key {
 
 func policyKey(k *policy.Key) Key {
 	v := Key{Object: "virtual_key", Name: k.Name, Tenant: k.Tenant.Name, App: k.App, Source: SourcePolicy,
-		HashPrefix: hex.EncodeToString(k.Hash[:4]), MaxCostUSD: usd(k.MaxCostPerRequestMicros)}
+		HashPrefix: hex.EncodeToString(k.Hash[:4]), MaxCostUSD: usd(k.MaxCostPerRequestMicros), Tags: k.Tags}
 	for m := range k.Models {
 		v.Models = append(v.Models, m)
 	}

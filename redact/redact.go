@@ -3,6 +3,7 @@ package redact
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -84,22 +85,46 @@ func Scan(ctx context.Context, text string) (string, error) {
 // numbers and national IDs are masked only when their check digits hold,
 // as Detect finds them.
 func Mask(text string) string {
-	text = secretRE.ReplaceAllLiteralString(text, "["+SensitiveSecret+"]")
-	text = emailRE.ReplaceAllLiteralString(text, "["+SensitiveEmail+"]")
-	text = ssnRE.ReplaceAllLiteralString(text, "["+SensitiveNationID+"]")
-	text = cnIDRE.ReplaceAllStringFunc(text, func(m string) string {
-		if chineseID(m) {
-			return "[" + SensitiveNationID + "]"
+	return replace(text, AllKinds, func(kind, _ string) string { return "[" + kind + "]" })
+}
+
+// AllKinds are the kinds of sensitive data that can be masked, in the order
+// they are looked for: a credential is masked before the e-mail address
+// or digits inside it could be.
+var AllKinds = []string{SensitiveSecret, SensitiveEmail, SensitiveNationID, SensitiveCard, SensitivePhone}
+
+// replace replaces each span of the kinds in text that Detect would find
+// by what with gives for it.
+func replace(text string, kinds []string, with func(kind, span string) string) string {
+	for _, k := range AllKinds {
+		if !slices.Contains(kinds, k) {
+			continue
 		}
-		return m
-	})
-	text = cardRE.ReplaceAllStringFunc(text, func(m string) string {
-		if card(m) {
-			return "[" + SensitiveCard + "]"
+		switch k {
+		case SensitiveSecret:
+			text = secretRE.ReplaceAllStringFunc(text, func(m string) string { return with(k, m) })
+		case SensitiveEmail:
+			text = emailRE.ReplaceAllStringFunc(text, func(m string) string { return with(k, m) })
+		case SensitiveNationID:
+			text = ssnRE.ReplaceAllStringFunc(text, func(m string) string { return with(k, m) })
+			text = cnIDRE.ReplaceAllStringFunc(text, func(m string) string {
+				if chineseID(m) {
+					return with(k, m)
+				}
+				return m
+			})
+		case SensitiveCard:
+			text = cardRE.ReplaceAllStringFunc(text, func(m string) string {
+				if card(m) {
+					return with(k, m)
+				}
+				return m
+			})
+		case SensitivePhone:
+			text = phoneRE.ReplaceAllStringFunc(text, func(m string) string { return with(k, m) })
 		}
-		return m
-	})
-	return phoneRE.ReplaceAllLiteralString(text, "["+SensitivePhone+"]")
+	}
+	return text
 }
 
 // card finds a 13–19 digit run that passes the Luhn check.

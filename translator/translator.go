@@ -50,6 +50,22 @@ type Target struct {
 	// ID and Created identify the completion in OpenAI form.
 	ID      string
 	Created int64
+	// FitPrompt is the prompt's estimated tokens on a route that fits the
+	// output cap to the context window (fit_output_to_context), the
+	// estimate the budget reservation was made with; 0 elsewhere.
+	FitPrompt int
+}
+
+// OutputLimit is the output cap the attempt's provider gets for a request
+// that asked for at most requested tokens (0: no cap): the model's
+// [policy.Model.OutputLimit], or on a route that fits output to the
+// context window its [policy.Model.FitOutput]. It is what the budget
+// reservation covered, so every translator sends it.
+func (t Target) OutputLimit(requested int) int {
+	if t.FitPrompt > 0 {
+		return t.Model.FitOutput(requested, t.FitPrompt)
+	}
+	return t.Model.OutputLimit(requested)
 }
 
 // forwardedHeaders are the only client request headers a provider gets, of

@@ -49,6 +49,9 @@ type compiler struct {
 	probs  Problems
 	// capture is the gateway's audit capture setting, the tenants' default.
 	capture bool
+	// edge is the gateway's edge, whose upstream bounds are every
+	// provider's default.
+	edge Edge
 }
 
 // eventStream is what an events stream may be called.
@@ -95,7 +98,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 		keys:      map[[32]byte]*Key{},
 	}
 	c.gateway(s.Gateway, &p.Gateway)
-	c.capture = p.Gateway.CapturePrompts
+	c.capture, c.edge = p.Gateway.CapturePrompts, p.Gateway.Edge
 	for i := range s.Providers {
 		if pr := c.provider(&s.Providers[i], i, p.providers); pr != nil {
 			p.Providers = append(p.Providers, pr)
@@ -468,6 +471,10 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
 	}
+	var connOK bool
+	if p.Connections, connOK = c.connections(s.src, d, s.Connections, p.ConnectTimeout); !connOK {
+		ok = false
+	}
 	if !ok {
 		return nil
 	}
@@ -732,7 +739,19 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 		c.at(s.src, d, "api", "must be one of chat_completions, embeddings, models, admin, usage, feedback, messages, count_tokens, responses, console; got %q", s.API)
 		ok = false
 	}
-	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout)}
+	r := &Route{Name: s.Name, Path: s.Path, API: api, Attempts: s.Attempts, PerTryIdleTimeout: time.Duration(s.PerTryIdleTimeout), AnswerTimeout: time.Duration(s.AnswerTimeout), StreamTimeout: time.Duration(s.StreamTimeout),
+		FitOutputToContext: s.FitOutputToContext, TagsFromMetadata: s.TagsFromMetadata}
+	if s.FitOutputToContext && known && !api.Writes() {
+		c.at(s.src, d, "fit_output_to_context", "route api %s has no model write an answer, so no output cap to fit; it applies to chat_completions, messages and responses", s.API)
+		ok = false
+	}
+	if s.TagsFromMetadata && known && !api.Writes() {
+		c.at(s.src, d, "tags_from_metadata", "route api %s has no body metadata to take tags from; it applies to chat_completions, messages and responses", s.API)
+		ok = false
+	}
+	redactProbs := len(c.probs)
+	r.Redact = c.redaction(s.src, d, s.Redact, api, known)
+	ok = ok && len(c.probs) == redactProbs
 	if r.Attempts == 0 {
 		r.Attempts = DefaultAttempts
 	}
@@ -785,8 +804,16 @@ func (c *compiler) route(s *RouteSpec, i int, paths, names map[string]bool, p *P
 			ok = false
 		}
 	}
+	var hedged bool
+	if r.Hedge, hedged = c.hedge(s.src, d, s.Hedge, r); !hedged {
+		ok = false
+	}
 	before := len(c.probs)
 	r.Routing = c.routing(s.src, d, s.Routing, p)
+	var hybridOK bool
+	if r.Hybrid, hybridOK = c.hybrid(s.src, d, s.Hybrid, r, p); !hybridOK {
+		ok = false
+	}
 	if !ok || len(c.probs) > before {
 		return nil
 	}
@@ -1081,6 +1108,8 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 	} else {
 		t.CapturePrompts = c.capture
 	}
+	t.TagBudgets = c.tagBudgets(s.src, d, s.TagBudgets)
+	t.Redact = c.redaction(s.src, d, s.Redact, "", false)
 	ok = ok && len(c.probs) == before
 	keyNames := map[string]bool{}
 	for j, k := range s.Keys {
@@ -1092,6 +1121,7 @@ func (c *compiler) tenant(s *TenantSpec, i int, p *Policy, seen map[string]bool)
 		if k.MaxCostPerRequestUSD != nil {
 			key.MaxCostPerRequestMicros, _ = c.usd(s.src, d, field+".max_cost_per_request_usd", *k.MaxCostPerRequestUSD, false)
 		}
+		key.Tags = c.tags(s.src, d, field+".tags", k.Tags)
 		if k.App != "" && len(s.Apps) > 0 && t.Apps[k.App] == nil {
 			c.at(s.src, d, field+".app", "names no app of the tenant (got %q)", k.App)
 		}

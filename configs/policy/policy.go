@@ -66,6 +66,13 @@ func (a API) Models() bool {
 	return false
 }
 
+// Writes reports whether a route of this API has a model write an
+// answer (chat completions, Messages, Responses), which an output cap
+// bounds.
+func (a API) Writes() bool {
+	return a == APIChatCompletions || a == APIMessages || a == APIResponses
+}
+
 // Prefix reports whether a route of this API also serves the paths below
 // its own (GET /v1/models/{model}, /admin/...).
 func (a API) Prefix() bool {
@@ -253,6 +260,8 @@ type Provider struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
 	ConnectTimeout    time.Duration
+	// Connections are the provider cluster's pool, bounds and protocol.
+	Connections Connections
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
 }
@@ -461,6 +470,19 @@ func (m *Model) OutputLimit(requested int) int {
 	return requested
 }
 
+// FitOutput is [Model.OutputLimit] for a request whose prompt is about
+// prompt tokens on a route that fits output to the context window: held
+// to the room m's window leaves the prompt, and that room when the
+// request and the model set no cap. The router admits no target without
+// room, so it is at least 1 where it is used.
+func (m *Model) FitOutput(requested, prompt int) int {
+	n, room := m.OutputLimit(requested), max(m.ContextWindow-prompt, 0)
+	if n <= 0 || n > room {
+		return room
+	}
+	return n
+}
+
 // Route is a compiled route.
 type Route struct {
 	Name              string
@@ -472,6 +494,17 @@ type Route struct {
 	AnswerTimeout     time.Duration
 	StreamTimeout     time.Duration
 	Routing           Routing
+	// FitOutputToContext holds each target's output cap to the room its
+	// context window leaves the prompt ([Model.FitOutput]).
+	FitOutputToContext bool
+	// TagsFromMetadata takes the body's metadata as the request's tags.
+	TagsFromMetadata bool
+	// Redact masks sensitive data before it reaches a provider; nil: off.
+	Redact *Redaction
+	// Hedge is nil on a route that does not hedge.
+	Hedge *Hedge
+	// Hybrid is nil on a route without a hybrid mode.
+	Hybrid *Hybrid
 }
 
 // Strategy names a ranking of candidate models.
@@ -612,6 +645,12 @@ type Tenant struct {
 	// to none and with no default of its own; empty: none.
 	DefaultApp     string
 	CapturePrompts bool
+	// TagBudgets are the budgets of the tenant's requests carrying a tag;
+	// nil when it has none.
+	TagBudgets map[Tag]Budget
+	// Redact, when set, replaces the route's redaction for the tenant's
+	// requests.
+	Redact *Redaction
 }
 
 // Key is a virtual key known by its SHA-256 hash.
@@ -629,6 +668,9 @@ type Key struct {
 	Budget     Budget
 	// MaxCostPerRequestMicros is 0 when unset.
 	MaxCostPerRequestMicros int64
+	// Tags are the tags of the key's requests where they set none of the
+	// same key; nil when it has none.
+	Tags map[string]string
 }
 
 // Provider returns the provider called name.

@@ -152,8 +152,13 @@ type ProviderSpec struct {
 	APIVersion string `yaml:"api_version"`
 	// Dialect names the server behind an openai_compatible provider (vllm,
 	// ollama, mistral, deepseek, groq) to switch on its quirks.
-	Dialect        string   `yaml:"dialect"`
+	Dialect string `yaml:"dialect"`
+	// ConnectTimeout bounds opening a connection to the provider (default
+	// 5s, at most 1m).
 	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// Connections tunes the provider's connection pool, circuit breakers
+	// and HTTP version (connections.go).
+	Connections *ConnectionsSpec `yaml:"connections"`
 	// Limits are the provider's own rate limits, so the gateway routes
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
@@ -292,6 +297,24 @@ type RouteSpec struct {
 	StreamTimeout Duration `yaml:"stream_timeout"`
 	// Routing is how the router filter chooses models on this route.
 	Routing *RoutingSpec `yaml:"routing"`
+	// FitOutputToContext lowers a request's output cap, for each model
+	// that may serve it, to what the model's context window leaves of the
+	// prompt (min(window - prompt, output cap)), instead of refusing a
+	// request whose prompt and cap do not fit together.
+	FitOutputToContext bool `yaml:"fit_output_to_context"`
+	// TagsFromMetadata takes the string members of the body's metadata as
+	// the request's tags (chat completions, Responses; on Messages the
+	// members besides user_id) and keeps them from the provider.
+	TagsFromMetadata bool `yaml:"tags_from_metadata"`
+	// Redact masks sensitive data in what the route's requests send a
+	// provider (a tenant's own setting wins).
+	Redact *RedactSpec `yaml:"redact"`
+	// Hedge sends a second attempt to the plan's next target when the
+	// first has not answered in time; the first answer wins (hedge.go).
+	Hedge *HedgeSpec `yaml:"hedge"`
+	// Hybrid fans a request for its model out to several models and keeps
+	// one answer (hybrid.go).
+	Hybrid *HybridSpec `yaml:"hybrid"`
 }
 
 // RoutingSpec configures model choice on a route.
@@ -465,6 +488,11 @@ type TenantSpec struct {
 	DefaultApp string `yaml:"default_app"`
 	// Audit overrides the gateway's audit settings for this tenant.
 	Audit *AuditSpec `yaml:"audit"`
+	// TagBudgets cap the spend of the tenant's requests that carry a tag.
+	TagBudgets []TagBudgetSpec `yaml:"tag_budgets"`
+	// Redact masks sensitive data in what the tenant's requests send a
+	// provider, on every model route, in place of the route's setting.
+	Redact *RedactSpec `yaml:"redact"`
 }
 
 // AppSpec is one application of a tenant.
@@ -518,4 +546,7 @@ type KeySpec struct {
 	// MaxCostPerRequestUSD refuses a request of this key whose worst-case
 	// cost is higher (the tenant's cap applies too).
 	MaxCostPerRequestUSD *float64 `yaml:"max_cost_per_request_usd"`
+	// Tags are the key's requests' tags where a request sets none of
+	// that key.
+	Tags map[string]string `yaml:"tags"`
 }

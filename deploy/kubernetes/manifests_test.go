@@ -339,19 +339,21 @@ func TestPolicyIsTheExample(t *testing.T) {
 	}
 }
 
-// TestAlertsAreTheShippedOnes: the alerting rules in the Prometheus
-// ConfigMap are deploy/prometheus/alerts.yml, which promtool checks, and
-// every overlay renders them with the scrape jobs.
-func TestAlertsAreTheShippedOnes(t *testing.T) {
-	got, _ := os.ReadFile("base/prometheus/alerts.yml")
-	want, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "prometheus", "alerts.yml"))
-	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("base/prometheus/alerts.yml differs from deploy/prometheus/alerts.yml (%v): copy it again", err)
-	}
-	for _, overlay := range overlays {
-		cm := render(t, overlay).configMaps["switchyard-prometheus"]
-		if cm == nil || cm.Data["alerts.yml"] != string(want) || cm.Data["scrape.yaml"] == "" {
-			t.Errorf("%s: ConfigMap switchyard-prometheus lacks the scrape jobs or the shipped alerts.yml", overlay)
+// TestRulesAreTheShippedOnes: the alerting and recording rules in the
+// Prometheus ConfigMap are deploy/prometheus's, which promtool checks,
+// and every overlay renders them with the scrape jobs.
+func TestRulesAreTheShippedOnes(t *testing.T) {
+	for _, name := range []string{"alerts.yml", "recording.yml"} {
+		got, _ := os.ReadFile(filepath.Join("base", "prometheus", name))
+		want, err := os.ReadFile(filepath.Join(moduleRoot(t), "deploy", "prometheus", name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("base/prometheus/%s differs from deploy/prometheus/%s (%v): copy it again", name, name, err)
+		}
+		for _, overlay := range overlays {
+			cm := render(t, overlay).configMaps["switchyard-prometheus"]
+			if cm == nil || cm.Data[name] != string(want) || cm.Data["scrape.yaml"] == "" {
+				t.Errorf("%s: ConfigMap switchyard-prometheus lacks the scrape jobs or the shipped %s", overlay, name)
+			}
 		}
 	}
 }

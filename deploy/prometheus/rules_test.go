@@ -21,23 +21,56 @@ func promtool(t *testing.T, args ...string) {
 	}
 }
 
+// ruleFiles are the rule files prometheus.yml loads.
+var ruleFiles = []string{"alerts.yml", "recording.yml"}
+
+// metricName finds the gateway's metric names in a rule file.
+var metricName = regexp.MustCompile(`(?:^|[^"\w])((?:switchyard|gen_ai)_[a-z_]+)\b[^=]`)
+
 // TestConfigAndRules: the scrape configuration loads with its rule files,
-// the rules are valid and each alert fires on exactly the series of
-// alerts_test.yml that should fire it.
+// the rules are valid, each alert fires on exactly the series of
+// alerts_test.yml that should fire it and each recording rule records
+// what recording_test.yml says.
 func TestConfigAndRules(t *testing.T) {
 	promtool(t, "check", "config", "prometheus.yml")
-	promtool(t, "check", "rules", "alerts.yml")
-	promtool(t, "test", "rules", "alerts_test.yml")
+	promtool(t, append([]string{"check", "rules"}, ruleFiles...)...)
+	promtool(t, "test", "rules", "alerts_test.yml", "recording_test.yml")
 }
 
 // TestRulesWatchRealMetrics: every Switchyard metric a rule reads is one
 // the gateway defines, so that a renamed metric cannot leave an alert
-// that never fires.
+// that never fires, or a recorded series that is always empty.
 func TestRulesWatchRealMetrics(t *testing.T) {
-	rules, err := os.ReadFile("alerts.yml")
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range ruleFiles {
+		t.Run(f, func(t *testing.T) {
+			rules, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Metric names, not labels: a label is quoted (label_replace's
+			// arguments) or matched (name="value").
+			var names []string
+			for _, m := range metricName.FindAllStringSubmatch(string(rules), -1) {
+				names = append(names, m[1])
+			}
+			if len(names) < 3 {
+				t.Fatalf("the rules read %d Switchyard metrics", len(names))
+			}
+			source := gatewaySource(t)
+			for _, n := range names {
+				// A histogram's series are its name and a suffix.
+				n = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_count"), "_sum")
+				if !strings.Contains(source, `"`+n+`"`) {
+					t.Errorf("%s reads %s, which no package defines", f, n)
+				}
+			}
+		})
 	}
+}
+
+// gatewaySource is the Go source of the packages that define metrics.
+func gatewaySource(t *testing.T) string {
+	t.Helper()
 	var source strings.Builder
 	for _, dir := range []string{"state", "filters", "extproc"} {
 		err := filepath.WalkDir(filepath.Join("..", "..", dir), func(p string, d os.DirEntry, err error) error {
@@ -52,14 +85,5 @@ func TestRulesWatchRealMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names := regexp.MustCompile(`switchyard_[a-z_]+`).FindAllString(string(rules), -1)
-	if len(names) < 4 {
-		t.Fatalf("the rules read %d Switchyard metrics", len(names))
-	}
-	for _, n := range names {
-		n = strings.TrimSuffix(n, "_bucket")
-		if !strings.Contains(source.String(), `"`+n+`"`) {
-			t.Errorf("alerts.yml reads %s, which no package defines", n)
-		}
-	}
+	return source.String()
 }

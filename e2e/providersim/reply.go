@@ -127,6 +127,8 @@ func respond(c conversation) reply {
 		r.text = "Tool result received: " + prefix(*c.toolResult, echoChars)
 	} else if n, ok := rating(userText); ok {
 		r.text = "Rating: " + n
+	} else if n, ok := best(userText); ok {
+		r.text = "Best: " + n
 	} else {
 		r.text = fmt.Sprintf("Hello from %s: %s", c.model, prefix(userText, echoChars))
 		if c.images > 0 {
@@ -152,6 +154,17 @@ var ratingRe = regexp.MustCompile(`\[\[rate (10|[1-9])\]\]`)
 // rating finds the verdict a test asks a grader for.
 func rating(text string) (string, bool) {
 	m := ratingRe.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+var bestRe = regexp.MustCompile(`\[\[pick ([1-9])\]\]`)
+
+// best finds the choice a test asks a judge of several answers for.
+func best(text string) (string, bool) {
+	m := bestRe.FindStringSubmatch(text)
 	if m == nil {
 		return "", false
 	}

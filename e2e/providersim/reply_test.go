@@ -41,6 +41,11 @@ func TestRespond(t *testing.T) {
 			want: reply{text: "Rating: 3", completionTokens: 2},
 		},
 		{
+			name: "a judge of several answers says the choice it is told",
+			conv: conversation{model: "m", lastUserText: "<conversation>\nuser: hi [[pick 2]]\n</conversation>", lastIsUser: true},
+			want: reply{text: "Best: 2", completionTokens: 2},
+		},
+		{
 			name: "a verdict out of range is echoed",
 			conv: conversation{model: "m", lastUserText: "hi [[rate 11]]", lastIsUser: true},
 			want: reply{text: "Hello from m: hi [[rate 11]]", completionTokens: 6},

@@ -296,11 +296,20 @@ func (s *Sim) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// server serves HTTP/1.1 and, on a plain listener, HTTP/2 by prior
+// knowledge (h2c) too, as a self-hosted model server behind an HTTP/2
+// front does: the gateway reaches such a provider over HTTP/2 when its
+// policy says so (connections.protocol).
 func (e *env) server(h http.Handler) *http.Server {
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetHTTP2(true)
+	protos.SetUnencryptedHTTP2(true)
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(e.log.Handler(), slog.LevelWarn),
+		Protocols:         &protos,
 	}
 }
 

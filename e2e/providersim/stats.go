@@ -36,6 +36,9 @@ type RecordedRequest struct {
 	Body   string      `json:"body"`
 	// SNI is the TLS server name the client sent; empty over plain HTTP.
 	SNI string `json:"sni,omitempty"`
+	// Proto is the HTTP version the request came in: HTTP/1.1, or
+	// HTTP/2.0 (over plain HTTP only by prior knowledge, h2c).
+	Proto string `json:"proto"`
 }
 
 // statsRecorder accumulates Stats; its owner serialises access.
@@ -68,6 +71,7 @@ func (r *statsRecorder) request(req *http.Request, body []byte) {
 		Header: req.Header.Clone(),
 		Body:   string(body),
 		SNI:    serverName(req),
+		Proto:  req.Proto,
 	})
 }
 

@@ -102,6 +102,20 @@ const (
 	ClientAnthropic = "anthropic"
 )
 
+// HedgeCluster names the composite cluster (and the priority group that
+// holds it) through which a hedged request reaches provider a on its
+// first attempt and provider b on its second: Envoy 1.40 does not pick
+// the route's cluster again for a hedge (refresh_cluster_on_retry skips
+// it), but a composite cluster picks its sub-cluster by the attempt's
+// number, a hedge's included. Provider names hold no '/'.
+func HedgeCluster(a, b string) string { return "hedge/" + a + "/" + b }
+
+// AnsweredByHeader names, on the answer of a hedged request, the provider
+// whose answer won the race, from the metadata of the host the router
+// took the answer from (xds/resources' answeredBy filter): ext_proc must
+// know which attempt's translator reads it. The client never sees it.
+const AnsweredByHeader = "x-switchyard-answered-by"
+
 // AccessLogMetadataNamespace carries what a request was and cost (tenant,
 // app, key, route, models, provider, attempts, tokens, cost), from
 // ext_proc's last message to Envoy's access log, which writes it whole as

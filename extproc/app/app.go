@@ -307,7 +307,10 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	live := func() *policy.Policy { return current.Load().Policy }
 	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
 	go share.run(ctx, time.Second)
-	go newChecker(mon, live, secrets{}, log).run(ctx, time.Second)
+	chk := newChecker(mon, live, secrets{}, log)
+	mon.OnDegraded(chk.warmBackups)
+	go chk.run(ctx, time.Second)
+	go newWindowShare(st, mon, replicaName(), log).run(ctx, time.Second)
 	log.Info("ext_proc listening", slog.String("addr", c.channel.Listen))
 
 	var hs *http.Server

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +142,8 @@ type checker struct {
 
 	mu       sync.Mutex
 	inflight map[string]bool
+	// warm takes providers to check at once (warmBackups).
+	warm chan string
 }
 
 func newChecker(mon *health.Monitor, pol func() *policy.Policy, sec filters.SecretSource, log *slog.Logger) *checker {
@@ -148,7 +151,7 @@ func newChecker(mon *health.Monitor, pol func() *policy.Policy, sec filters.Secr
 	tr.MaxIdleConnsPerHost = 1
 	tr.IdleConnTimeout = time.Minute
 	return &checker{
-		mon: mon, policy: pol, secrets: sec, log: log, inflight: map[string]bool{},
+		mon: mon, policy: pol, secrets: sec, log: log, inflight: map[string]bool{}, warm: make(chan string, 16),
 		// A check follows no redirect: the answer of the endpoint itself counts.
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
@@ -159,33 +162,92 @@ func (c *checker) run(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	start := func(p *policy.Provider, timeout time.Duration) {
+		if !c.claim(p.Name) {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.release(p.Name)
+			r := c.check(ctx, p, timeout)
+			if ctx.Err() == nil {
+				c.mon.Check(r)
+			}
+		}()
+	}
 	for {
+		var warm string
 		select {
 		case <-ctx.Done():
 			return
+		case warm = <-c.warm:
 		case <-t.C:
 		}
 		p := c.policy()
 		cfg := p.Gateway.Health.Checks
+		if warm != "" {
+			if prov := p.Provider(warm); prov != nil {
+				start(prov, cfg.Timeout)
+			}
+			continue
+		}
 		if cfg.Interval <= 0 {
 			continue
 		}
 		for _, name := range c.mon.Due(cfg.Interval) {
-			prov := p.Provider(name)
-			if prov == nil || !c.claim(name) {
-				continue
+			if prov := p.Provider(name); prov != nil {
+				start(prov, cfg.Timeout)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.release(name)
-				r := c.check(ctx, prov, cfg.Timeout)
-				if ctx.Err() == nil {
-					c.mon.Check(r)
-				}
-			}()
 		}
 	}
+}
+
+// warmBackups asks for a check, at once, of the providers a model that
+// turned degraded falls back to (the seed's level 1: the backup warmed
+// before traffic moves to it), when the policy says so: its own fallbacks
+// first, else its routes'. A check already under way is not repeated.
+func (c *checker) warmBackups(provider, series string) {
+	p := c.policy()
+	if !p.Gateway.Health.WarmBackup {
+		return
+	}
+	for _, b := range backups(p, provider, series) {
+		select {
+		case c.warm <- b:
+		default: // the checker is behind; the next tick's checks catch up
+		}
+	}
+}
+
+// backups are the providers, other than provider, of the first fallback
+// of the model known to the health monitor as series on provider.
+func backups(p *policy.Policy, provider, series string) []string {
+	var lists [][]*policy.Model
+	for _, m := range p.Models {
+		for _, d := range m.Deployments {
+			if d.Provider.Name == provider && d.Series() == series && len(d.Fallback) > 0 {
+				lists = append(lists, d.Fallback)
+			}
+		}
+	}
+	if len(lists) == 0 {
+		for _, r := range p.Routes {
+			lists = append(lists, r.Routing.Fallback)
+		}
+	}
+	var out []string
+	for _, l := range lists {
+		for _, m := range l {
+			if m.Provider.Name != provider && m.Series() != series {
+				if !slices.Contains(out, m.Provider.Name) {
+					out = append(out, m.Provider.Name)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (c *checker) claim(name string) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,21 +83,63 @@ func (s *Server) loggedExchange(e *accesslogdatav3.HTTPAccessLogEntry) *live {
 }
 
 // attemptLogged records the outcome of the attempt a log entry describes.
-// An entry for a request already over (its outcome was settled without it)
-// is dropped.
+// The attempt's own stream reaches ext_proc on a connection of its own and
+// may trail its log entry (a retry whose TLS handshake failed is logged at
+// once): an entry that matches no attempt yet waits a moment for it, apart
+// from the other entries. An entry for a request already over (its
+// outcome was settled without it) is dropped.
 func (s *Server) attemptLogged(ctx context.Context, e *accesslogdatav3.HTTPAccessLogEntry) {
 	lv := s.loggedExchange(e)
 	if lv == nil {
 		return
 	}
-	id := lv.x.ID
 	c := e.GetCommonProperties()
-	a := attemptOf(lv.x, int(c.GetUpstreamRequestAttemptCount()), c.GetUpstreamCluster())
-	if a == nil {
-		s.log.LogAttrs(ctx, slog.LevelDebug, "attempt log entry matches no attempt", slog.String("request_id", id),
-			slog.Uint64("attempt", uint64(c.GetUpstreamRequestAttemptCount())), slog.String("cluster", c.GetUpstreamCluster()))
+	n, cluster := int(c.GetUpstreamRequestAttemptCount()), c.GetUpstreamCluster()
+	if a := attemptOf(lv.x, n, cluster); a != nil {
+		s.settleLogged(ctx, lv, a, e)
 		return
 	}
+	go func() {
+		ctx := context.WithoutCancel(ctx)
+		for deadline := time.Now().Add(streamWait); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if a := attemptOf(lv.x, n, cluster); a != nil {
+				s.settleLogged(ctx, lv, a, e)
+				return
+			}
+		}
+		// No stream came: the attempt failed before Envoy ran its filters
+		// (a TLS handshake that failed), and its log entry is all there
+		// is of it.
+		if a := loggedAttempt(lv.x, cluster, s.now()); a != nil {
+			s.settleLogged(ctx, lv, a, e)
+			return
+		}
+		s.log.LogAttrs(ctx, slog.LevelDebug, "attempt log entry matches no attempt", slog.String("request_id", lv.x.ID),
+			slog.Int("attempt", n), slog.String("cluster", cluster))
+	}()
+}
+
+// loggedAttempt makes the attempt a log entry of cluster describes when no
+// stream took it: the earliest retry the plan sends to that cluster that
+// has no attempt yet; nil when there is none.
+func loggedAttempt(x *filters.Exchange, cluster string, now time.Time) *filters.Attempt {
+	seen := map[int]bool{}
+	for _, a := range x.Attempts() {
+		seen[a.N] = true
+	}
+	for n := 2; n <= plannedAttempts(x); n++ {
+		if !seen[n] && x.Plan[n-1].Provider().Cluster == cluster {
+			if a, ok := x.NewAttempt(n, now); ok {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// settleLogged settles attempt a from its log entry.
+func (s *Server) settleLogged(ctx context.Context, lv *live, a *filters.Attempt, e *accesslogdatav3.HTTPAccessLogEntry) {
+	c := e.GetCommonProperties()
 	now := s.now()
 	o := filters.Outcome{Status: int(e.GetResponse().GetResponseCode().GetValue()), Latency: now.Sub(sentOrStarted(a))}
 	if o.Status == 0 {
@@ -157,18 +200,61 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 	s.settle(ctx, lv, a, o)
 }
 
+// streamWait bounds how long an attempt log entry waits for its attempt's
+// stream before it stands for the attempt itself: the answer, which waits
+// longer (attemptWait), then finds the attempt settled.
+const streamWait = 200 * time.Millisecond
+
+// settleHedge takes the answer that reached the router-level stream of a
+// hedged request as the winner's: the attempt on the provider Envoy names
+// ([contract.AnsweredByHeader]; a hedge races two providers, so the
+// provider tells the attempt). Every other attempt under way lost the
+// hedge: Envoy cancelled it as the winner's headers passed, and its
+// outcome is that (not its provider's failure, though it may bill), also
+// when Envoy's attempt log got here first and found no response.
+func (s *Server) settleHedge(ctx context.Context, lv *live, provider string) {
+	x := lv.x
+	i := slices.IndexFunc(x.Attempts(), func(a *filters.Attempt) bool { return a.Target.Provider().Name == provider })
+	if i < 0 {
+		// Envoy named no provider the request tried: the most recent
+		// attempt stands, as without a hedge.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "hedged answer names no attempt's provider", slog.String("request_id", x.ID), slog.String("provider", provider))
+		return
+	}
+	n := x.Attempts()[i].N
+	x.SetAnswered(n)
+	now := s.now()
+	lost := func(a *filters.Attempt) filters.Outcome {
+		return filters.Outcome{Done: true, Cause: filters.CauseHedged, Latency: now.Sub(sentOrStarted(a)),
+			Failure: "hedge lost: attempt " + strconv.Itoa(n) + " answered first"}
+	}
+	for _, a := range x.Attempts() {
+		if o := a.Outcome(); a.N != n && o.Done && o.Status == 0 && o.Cause == filters.CauseExcused {
+			l := lost(a) // before Amend, which holds the attempt's lock
+			a.Amend(func(o *filters.Outcome) { *o = l })
+		}
+	}
+	for _, a := range x.Hedged() {
+		s.settle(ctx, lv, a, lost(a))
+	}
+}
+
 // attemptWait bounds how long the answer of a request whose every attempt
-// failed waits for the last attempt's stream to reach ext_proc.
-const attemptWait = 200 * time.Millisecond
+// failed waits for its attempts' streams to reach ext_proc, and an attempt
+// log entry for its attempt: long enough for a loaded machine, and paid
+// only by a request that fails anyway.
+const attemptWait = time.Second
 
 // awaitAttempts waits at most d until x's n-th attempt has been handed to
 // Envoy: not only started, since its stream is still writing its
 // translation (which the answer reads) until then, and SentAt, under the
-// attempt's lock, orders those writes before this stream's reads.
+// attempt's lock, orders those writes before this stream's reads; or
+// until it is settled, an attempt no stream took having been made from
+// its log entry.
 func awaitAttempts(x *filters.Exchange, n int, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if a := x.LastAttempt(); a != nil && a.N >= n && !a.SentAt().IsZero() {
+		if a := x.LastAttempt(); a != nil && a.N >= n && (!a.SentAt().IsZero() || a.Outcome().Done) {
 			return
 		}
 		time.Sleep(time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,11 @@ const timeoutShare = 0.9
 // provider's name resolving to no address: a provider's cluster has
 // neither health checks nor outlier ejection to empty it otherwise.
 func causeOf(x *filters.Exchange, a *filters.Attempt, flags string, now time.Time) filters.Cause {
+	if hedged(x) {
+		// The per-try timeout of a hedged request is the hedge's delay:
+		// running past it starts the second attempt, it fails nothing.
+		flags = strings.Join(slices.DeleteFunc(strings.Split(flags, ","), func(f string) bool { return f == "UT" }), ",")
+	}
 	switch {
 	case hasFlag(flags, []string{"UH"}):
 		return filters.CauseNoAddress

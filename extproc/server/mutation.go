@@ -100,16 +100,27 @@ func immediate(status int, set []filters.Header, body []byte, details string) *e
 // priority-group cluster specifier (group i is the provider of attempt
 // i), the cluster the first attempt was translated for, and whether the
 // client speaks Anthropic's API, for the envelope of Envoy's own replies.
-func planMetadata(plan []filters.Target, translatedFor string, anthropic bool) *structpb.Struct {
-	groups := make([]*structpb.Value, len(plan))
-	for i, t := range plan {
-		groups[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(t.Provider().Name)}})
+func planMetadata(x *filters.Exchange, translatedFor string) *structpb.Struct {
+	names := make([]string, len(x.Plan))
+	for i, t := range x.Plan {
+		names[i] = t.Provider().Name
+	}
+	if hedged(x) {
+		// Both attempts through the pair's composite cluster: the first
+		// group serves the first attempt and a hedge (Envoy does not pick
+		// the cluster again for a hedge), the second a failover.
+		pair := contract.HedgeCluster(names[0], names[1])
+		names, translatedFor = []string{pair, pair}, pair
+	}
+	groups := make([]*structpb.Value, len(names))
+	for i, n := range names {
+		groups[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(n)}})
 	}
 	route := map[string]*structpb.Value{
 		contract.PriorityGroupsKey: structpb.NewListValue(&structpb.ListValue{Values: groups}),
 		contract.TranslatedForKey:  structpb.NewStringValue(translatedFor),
 	}
-	if anthropic {
+	if x.SpeaksAnthropic() {
 		route[contract.ClientAPIKey] = structpb.NewStringValue(contract.ClientAnthropic)
 	}
 	return &structpb.Struct{Fields: map[string]*structpb.Value{

@@ -101,6 +101,9 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	if len(x.Plan) == 0 {
 		return nil, nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
 	}
+	if x.Hybrid != nil {
+		return nil, nil, s.hybrid(ctx, lv)
+	}
 	a, _ := x.NewAttempt(1, s.now())
 	up, err := s.translated(ctx, lv, a, x.Header)
 	if err != nil {
@@ -111,6 +114,14 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set = append(append(set, up.set...),
 		filters.Header{Key: "x-envoy-max-retries", Value: strconv.Itoa(retries)},
 		filters.Header{Key: contract.RouteHeader, Value: x.Route.Name})
+	if hedged(x) {
+		// The second attempt starts when the first has not answered
+		// within the hedge's delay, and the first answer wins (Envoy's
+		// hedge on per-try timeout; it shares the one retry).
+		set = append(set,
+			filters.Header{Key: "x-envoy-upstream-rq-per-try-timeout-ms", Value: strconv.FormatInt(max(x.Hedge.After.Milliseconds(), 1), 10)},
+			filters.Header{Key: "x-envoy-hedge-on-per-try-timeout", Value: "true"})
+	}
 	remove = append(append(remove, slices.DeleteFunc(up.remove, removedByRoute)...), clientRouterHeaders...)
 	bound := x.Route.AnswerTimeout
 	if x.Chat != nil && x.Chat.Stream {
@@ -123,7 +134,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
 	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
-	return c, planMetadata(x.Plan, a.Target.Provider().Cluster, x.SpeaksAnthropic()), nil
+	return c, planMetadata(x, a.Target.Provider().Cluster), nil
 }
 
 func removedByRoute(k string) bool { return slices.Contains(contract.RouteRemovedHeaders, k) }
@@ -162,8 +173,27 @@ func (s *Server) translated(ctx context.Context, lv *live, a *filters.Attempt, h
 }
 
 // plannedAttempts is how many attempts Envoy may make for x: one per
-// target of its plan, at most the route's attempts.
-func plannedAttempts(x *filters.Exchange) int { return min(len(x.Plan), x.Route.Attempts) }
+// target of its plan, at most the route's attempts; a hedged request's
+// two (its hedge and any failover share the one retry).
+func plannedAttempts(x *filters.Exchange) int {
+	if hedged(x) {
+		return 2
+	}
+	return min(len(x.Plan), x.Route.Attempts)
+}
+
+// hedged reports whether x races its plan's first two targets.
+func hedged(x *filters.Exchange) bool { return x.Hedge != nil && len(x.Plan) > 1 }
+
+// attemptCluster is the cluster Envoy sends attempt a of x to: its
+// provider's, or for a hedged request the composite cluster of its plan's
+// first two targets (contract.HedgeCluster).
+func attemptCluster(x *filters.Exchange, a *filters.Attempt) string {
+	if hedged(x) {
+		return contract.HedgeCluster(x.Plan[0].Provider().Name, x.Plan[1].Provider().Name)
+	}
+	return a.Target.Provider().Cluster
+}
 
 func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.HttpHeaders) *extprocv3.ProcessingResponse {
 	x := lv.x
@@ -176,15 +206,23 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		// their own (contract.ExtProcAttemptCluster) and may trail this
 		// message; the answer must name the last of them.
 		awaitAttempts(x, plannedAttempts(x), attemptWait)
+	} else if n, _ := strconv.Atoi(hdrs.Get(contract.LocalReplyAttemptHeader)); x.Route != nil && n > 1 {
+		// Envoy's reply after retries (the last attempt's provider had no
+		// address, say) may overtake the earlier retries' streams too: the
+		// answer names each of them, so they must be known first.
+		awaitAttempts(x, n-1, attemptWait)
 	}
 	lv.lastByte = s.now()
+	if hedged(x) && hdrs.Get(contract.LocalReplyHeader) == "" {
+		s.settleHedge(ctx, lv, hdrs.Get(contract.AnsweredByHeader))
+	}
 	s.settleLast(ctx, lv, x.Response.Status, hdrs)
 	if err := lv.chain.ResponseHeaders(ctx, x); err != nil {
 		return s.reject(ctx, lv, err)
 	}
 	set, remove := x.TakeResponseMutations()
 	set = append(set, filters.Header{Key: "x-request-id", Value: x.ID})
-	remove = append(remove, contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader)
+	remove = append(remove, contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader, contract.AnsweredByHeader)
 	c := &extprocv3.CommonResponse{}
 	resp := respHeadersResponse(c)
 	if h.GetEndOfStream() {
@@ -294,7 +332,7 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 	x := lv.x
 	n, cluster := attemptAttributes(attrs)
 	a, ok := x.NewAttempt(n, s.now())
-	if !ok || (cluster != "" && cluster != a.Target.Provider().Cluster) {
+	if !ok || (cluster != "" && cluster != attemptCluster(x, a)) {
 		// Envoy chose another cluster than the plan says for this attempt:
 		// translating for either provider could send it the other's request.
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt does not match the plan; refusing to forward it", slog.String("request_id", id),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
@@ -42,6 +44,8 @@ type Server struct {
 	exchanges sync.Map // request ID → *live
 	metrics   *phaseMetrics
 	adm       admission
+	// legClient makes a hybrid request's calls (hybrid.go).
+	legClient *http.Client
 }
 
 // SetAdmission sets the server's bounds; call it before serving.
@@ -51,7 +55,7 @@ func (s *Server) SetAdmission(a Admission) { s.adm.limits = a }
 // request, so a reload applies to the next request and never to one in
 // flight.
 func New(rt func() *Runtime, log *slog.Logger) *Server {
-	return &Server{runtime: rt, log: log, now: time.Now, metrics: newPhaseMetrics()}
+	return &Server{runtime: rt, log: log, now: time.Now, metrics: newPhaseMetrics(), legClient: newLegClient()}
 }
 
 // live is an exchange in flight with the chain it runs.
@@ -76,6 +80,9 @@ type live struct {
 	// cut is set when a stream that ran past stream_timeout is sent its
 	// error event ([Server.responseBody]); the stream then ends.
 	cut bool
+	// extend asks Envoy to wait up to d for the reply to the message being
+	// processed (a hybrid request's calls take as long as answers do).
+	extend func(d time.Duration)
 }
 
 // Process implements the ext_proc stream.
@@ -170,6 +177,11 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			}
 			admitted = true
 			lv, resp = s.requestHeaders(ctx, v.RequestHeaders)
+			if lv != nil {
+				lv.extend = func(d time.Duration) {
+					_ = stream.Send(&extprocv3.ProcessingResponse{OverrideMessageTimeout: durationpb.New(d)})
+				}
+			}
 		case *extprocv3.ProcessingRequest_RequestBody:
 			if lv == nil {
 				return status.Error(codes.FailedPrecondition, "request body before headers")

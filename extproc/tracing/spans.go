@@ -39,6 +39,9 @@ const (
 	attrStatus        = attribute.Key("http.response.status_code")
 	attrErrorType     = attribute.Key("error.type")
 	attrTTFT          = attribute.Key("switchyard.ttft_ms")
+	attrHedgeAfter    = attribute.Key("switchyard.hedge.after_ms")
+	attrHedgeCost     = attribute.Key("switchyard.hedge.cost_micro_usd")
+	attrHedge         = attribute.Key("switchyard.hedge")
 	eventFirstToken   = "switchyard.first_token"
 	attrServerAddress = attribute.Key("server.address")
 	attrServerPort    = attribute.Key("server.port")
@@ -76,8 +79,9 @@ func build(tr trace.Tracer, j job) {
 			step(ctx, tr, x, s)
 		}
 	}
-	for i, a := range attempts {
-		last := i == len(attempts)-1
+	answering := x.LastAttempt()
+	for _, a := range attempts {
+		last := a == answering
 		end := attemptEnd(a, last, j.end)
 		actx, span := tr.Start(ctx, op+" "+a.Target.Model.Upstream, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithTimestamp(a.Started), trace.WithAttributes(attemptAttributes(x, a, op, last)...))
@@ -88,10 +92,16 @@ func build(tr trace.Tracer, j job) {
 		}
 		o := a.Outcome()
 		switch {
+		case o.Cause == filters.CauseHedged:
+			// Cancelled by design when another attempt answered first.
+			span.SetAttributes(attrHedge.String("lost"))
 		case o.Failed() || (!last && o.Status >= http.StatusBadRequest):
 			span.SetStatus(codes.Error, failure(o))
 			span.SetAttributes(attrErrorType.String(errorType(o)), attrBlame.String(blame(o, j.cause)))
 		case last:
+			if x.Hedge != nil {
+				span.SetAttributes(attrHedge.String("won"))
+			}
 			served(span, x, a)
 			if j.content > 0 {
 				content(span, x, j.content, end)
@@ -146,6 +156,9 @@ func requestAttributes(x *filters.Exchange, cause error, op string) []attribute.
 	}
 	if x.Usage.Known {
 		attrs = append(attrs, usage(x)...)
+	}
+	if x.Hedge != nil {
+		attrs = append(attrs, attrHedgeAfter.Int64(x.Hedge.After.Milliseconds()), attrHedgeCost.Int64(x.Usage.HedgedMicros))
 	}
 	return attrs
 }

@@ -121,7 +121,7 @@ func errCode(body map[string]any) string {
 func TestKeyLifecycle(t *testing.T) {
 	r := newKeysRig(t, store.NewMemory(store.Options{}))
 	status, issued := r.call("POST", "/admin/keys",
-		`{"tenant":"acme","name":"ci","app":"web","models":["m1"],"rate_limit":{"requests_per_minute":5},"budget_usd":{"daily":2},"max_cost_per_request_usd":0.5}`)
+		`{"tenant":"acme","name":"ci","app":"web","models":["m1"],"rate_limit":{"requests_per_minute":5},"budget_usd":{"daily":2},"max_cost_per_request_usd":0.5,"tags":{"team":"search"}}`)
 	if status != 201 {
 		t.Fatalf("issue: %d %v", status, issued)
 	}
@@ -137,7 +137,7 @@ func TestKeyLifecycle(t *testing.T) {
 		t.Fatalf("the issued key is refused: %v", err)
 	}
 	if c.Tenant.Name != "acme" || c.KeyName != "ci" || c.App != "web" || c.Key.RateLimit.RequestsPerMinute != 5 ||
-		c.Key.Budget.DailyMicros != 2_000_000 || c.Key.MaxCostPerRequestMicros != 500_000 || c.Key.Allows("m2") {
+		c.Key.Budget.DailyMicros != 2_000_000 || c.Key.MaxCostPerRequestMicros != 500_000 || c.Key.Allows("m2") || c.Key.Tags["team"] != "search" {
 		t.Errorf("caller %+v key %+v: not the key that was issued", c, c.Key)
 	}
 
@@ -171,7 +171,7 @@ func TestKeyLifecycle(t *testing.T) {
 	if _, err := r.caller(first); err == nil || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("the rotated-out key: %v, want refused as revoked", err)
 	}
-	if c, err := r.caller(second); err != nil || c.Key.RateLimit.RequestsPerMinute != 5 || c.App != "web" {
+	if c, err := r.caller(second); err != nil || c.Key.RateLimit.RequestsPerMinute != 5 || c.App != "web" || c.Key.Tags["team"] != "search" {
 		t.Errorf("the new key: %+v, %v; want the same key under a new secret", c, err)
 	}
 
@@ -223,6 +223,9 @@ func TestIssueValidation(t *testing.T) {
 		{"zero budget", `{"tenant":"acme","name":"k","budget_usd":{"daily":0}}`, 400, "invalid_key_request"},
 		{"negative max cost", `{"tenant":"acme","name":"k","max_cost_per_request_usd":-1}`, 400, "invalid_key_request"},
 		{"unknown field", `{"tenant":"acme","name":"k","secret":"sk-mine"}`, 400, "invalid_body"},
+		{"a tag with a bad key", `{"tenant":"acme","name":"k","tags":{"cost center":"1"}}`, 400, "invalid_key_request"},
+		{"a tag with a comma", `{"tenant":"acme","name":"k","tags":{"team":"a,b"}}`, 400, "invalid_key_request"},
+		{"a tag without a value", `{"tenant":"acme","name":"k","tags":{"team":""}}`, 400, "invalid_key_request"},
 		{"a valid key", `{"tenant":"beta","name":"k","models":["m1"],"rate_limit":{"replenish_rate":2,"burst_capacity":4}}`, 201, ""},
 	}
 	for _, tc := range tests {

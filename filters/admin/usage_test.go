@@ -39,10 +39,10 @@ func TestUsageAPI(t *testing.T) {
 	t.Cleanup(func() { _ = w.Close(ctx); _ = db.Close() })
 	t0 := time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)
 	for i, r := range []ledger.Record{
-		{Tenant: "acme", App: "web", ServedModel: "gpt", Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 700},
-		{Tenant: "acme", App: "batch", ServedModel: "claude", Status: 200, InputTokens: 20, OutputTokens: 8, CostMicros: 1300},
-		{Tenant: "globex", App: "web", RequestedModel: "gpt", Status: 402, ErrorType: "budget"},
-		{Tenant: "globex", App: "web", ServedModel: "gpt", Status: 200, InputTokens: 1, OutputTokens: 1, CostMicros: 12},
+		{Tenant: "acme", App: "web", ServedModel: "gpt", Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 700, Tags: map[string]string{"team": "search"}, SessionID: "s1"},
+		{Tenant: "acme", App: "batch", ServedModel: "claude", Status: 200, InputTokens: 20, OutputTokens: 8, CostMicros: 1300, Tags: map[string]string{"team": "ads"}},
+		{Tenant: "globex", App: "web", RequestedModel: "gpt", Status: 402, ErrorType: "budget", Tags: map[string]string{"team": "search"}},
+		{Tenant: "globex", App: "web", ServedModel: "gpt", Status: 200, InputTokens: 1, OutputTokens: 1, CostMicros: 12, Tags: map[string]string{"team": "search"}},
 	} {
 		r.RequestID, r.Time = string(rune('a'+i)), t0.Add(time.Duration(i)*time.Minute)
 		w.Write(r)
@@ -73,6 +73,16 @@ func TestUsageAPI(t *testing.T) {
 		{name: "by model in a range", path: "/admin/usage/by-model", query: "from=2026-05-06T07:02:00Z", wantStatus: 200, wantRows: []report.Row{
 			row(ledger.Group{Model: "gpt"}, 2, 1, 1, 1, 12),
 		}},
+		{name: "by tag, per tenant", path: "/admin/usage/by-tag", query: "key=team", wantStatus: 200, wantRows: []report.Row{
+			row(ledger.Group{Tenant: "acme", Tag: "ads"}, 1, 0, 20, 8, 1300),
+			row(ledger.Group{Tenant: "acme", Tag: "search"}, 1, 0, 10, 5, 700),
+			row(ledger.Group{Tenant: "globex", Tag: "search"}, 2, 1, 1, 1, 12),
+		}},
+		{name: "by session, of a tag's requests", path: "/admin/usage/by-session", query: "tag=team:search", wantStatus: 200, wantRows: []report.Row{
+			row(ledger.Group{Tenant: "acme", Session: "s1"}, 1, 0, 10, 5, 700),
+			row(ledger.Group{Tenant: "globex"}, 2, 1, 1, 1, 12),
+		}},
+		{name: "by tag without its key", path: "/admin/usage/by-tag", wantStatus: 400},
 		{name: "bad range", path: "/admin/usage/by-model", query: "to=soon", wantStatus: 400},
 		{name: "unknown grouping", path: "/admin/usage/by-planet", wantStatus: 404},
 	}

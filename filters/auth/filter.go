@@ -64,7 +64,10 @@ func (*Filter) Name() string { return "auth" }
 
 // Uses implements [filters.Declarer].
 func (*Filter) Uses() []filters.Use {
-	return []filters.Use{filters.Provides(filters.PhaseRequestHeaders, filters.FieldCaller)}
+	return []filters.Use{
+		filters.Provides(filters.PhaseRequestHeaders, filters.FieldCaller),
+		filters.Provides(filters.PhaseRequestHeaders, filters.FieldLabels),
+	}
 }
 
 // RequestHeaders implements [filters.RequestHeadersHook].
@@ -72,9 +75,10 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	x.RemoveRequestHeader("authorization")
 	x.RemoveRequestHeader("x-api-key")
 	x.RemoveRequestHeader(filters.HeaderApp)
-	token := filters.BearerToken(x.Header)
+	h := readHeaders(x.Header)
+	token := filters.Bearer(h.authorization)
 	if token == "" {
-		token = strings.TrimSpace(x.Header.Get("x-api-key"))
+		token = strings.TrimSpace(h.apiKey)
 	}
 	if token == "" {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key",
@@ -89,12 +93,46 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 		}
 	}
 	x.Caller = filters.Caller{Tenant: key.Tenant, Key: key, KeyName: key.Name, App: defaultApp(key)}
-	app, err := callerApp(key, x.Header.Get(filters.HeaderApp))
+	app, err := callerApp(key, h.app)
 	if err != nil {
 		return err
 	}
 	x.Caller.App = app
-	return nil
+	return x.SetLabels(key, h.tags, h.session)
+}
+
+// callerHeaders are the headers auth reads: the credential, and what the
+// caller says of itself.
+type callerHeaders struct {
+	authorization, apiKey, app, tags, session string
+}
+
+// readHeaders reads the caller's headers in one pass over the request's,
+// the first non-empty value of each: a header a request does not send
+// (most send no tags) costs no search of its own.
+func readHeaders(hs filters.Headers) callerHeaders {
+	var c callerHeaders
+	for _, h := range hs {
+		var dst *string
+		switch h.Key {
+		case "authorization":
+			dst = &c.authorization
+		case "x-api-key":
+			dst = &c.apiKey
+		case filters.HeaderApp:
+			dst = &c.app
+		case filters.HeaderTags:
+			dst = &c.tags
+		case filters.HeaderSession:
+			dst = &c.session
+		default:
+			continue
+		}
+		if *dst == "" {
+			*dst = h.Value
+		}
+	}
+	return c
 }
 
 func invalidKey() error {
@@ -154,6 +192,7 @@ func KeyOf(rec store.KeyRecord, t *policy.Tenant, hash [32]byte) *policy.Key {
 		},
 		Budget:                  policy.Budget{DailyMicros: l.DailyBudget, MonthlyMicros: l.MonthlyBudget, FailOpen: true},
 		MaxCostPerRequestMicros: l.MaxCostPerRequest,
+		Tags:                    rec.Tags,
 	}
 	if len(rec.Models) > 0 {
 		k.Models = make(map[string]bool, len(rec.Models))

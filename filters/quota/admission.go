@@ -2,6 +2,8 @@ package quota
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,10 +58,13 @@ type charge struct {
 	tokens bool // a tokens-per-minute window; else requests
 }
 
-// scope is one holder of limits: the key, the calling app or the tenant.
+// scope is one holder of limits: the key, the calling app, a tag the
+// request carries or the tenant.
 type scope struct {
-	kind   string // key, app or tenant: a metric label
-	id     store.Scope
+	kind string // key, app, tag or tenant: a metric label
+	id   store.Scope
+	// tag is a tag scope's tag, key=value, for a client's message.
+	tag    string
 	rate   policy.RateLimit
 	budget policy.Budget
 	// maxCost is the scope's max_cost_per_request in micro-USD, 0 if none.
@@ -73,6 +78,8 @@ func (s scope) describe() string {
 		return "key " + s.id.Key + " of tenant " + s.id.Tenant
 	case s.id.App != "":
 		return "app " + s.id.App + " of tenant " + s.id.Tenant
+	case s.id.Tag != "":
+		return "tag " + s.tag + " of tenant " + s.id.Tenant
 	}
 	return "tenant " + s.id.Tenant
 }
@@ -98,14 +105,44 @@ func (f *Filter) newAdmission(x *filters.Exchange) *admission {
 // runs out of its own bucket does not also drain its tenant's.
 func scopes(x *filters.Exchange) []scope {
 	t := x.Caller.Tenant
-	var out []scope
+	// Room for the key, the app and the tenant: one allocation for the
+	// request's scopes (a tag's budget grows it).
+	out := make([]scope, 0, 3)
 	if k := x.Caller.Key; k != nil {
 		out = append(out, scope{kind: "key", id: store.Scope{Tenant: t.Name, Key: keyScope(k)}, rate: k.RateLimit, budget: k.Budget, maxCost: k.MaxCostPerRequestMicros})
 	}
 	if app := t.Apps[x.Caller.App]; app != nil {
 		out = append(out, scope{kind: "app", id: store.Scope{Tenant: t.Name, App: app.Name}, rate: app.RateLimit, budget: app.Budget})
 	}
+	if len(t.TagBudgets) > 0 {
+		out = tagScopes(out, t, x.Labels.Tags)
+	}
 	return append(out, scope{kind: "tenant", id: store.Scope{Tenant: t.Name}, rate: t.RateLimit, budget: t.Budget, maxCost: t.MaxCostPerRequestMicros})
+}
+
+// tagScopes adds a scope for each tag of the request the tenant budgets,
+// in the order of their keys, so that the same tags make the same budget
+// lines (and the same lease).
+func tagScopes(out []scope, t *policy.Tenant, tags map[string]string) []scope {
+	from := len(out)
+	for k, v := range tags {
+		tag := policy.Tag{Key: k, Value: v}
+		if b, ok := t.TagBudgets[tag]; ok {
+			out = append(out, scope{kind: "tag", id: store.Scope{Tenant: t.Name, Tag: tagScope(tag)}, tag: tag.String(), budget: b})
+		}
+	}
+	slices.SortFunc(out[from:], func(a, b scope) int { return strings.Compare(a.tag, b.tag) })
+	return out
+}
+
+// tagScope is a tag as the store knows it: key=value when the store can
+// hold it in a key, else its digest.
+func tagScope(t policy.Tag) string {
+	if safeID(t.Key) && safeID(t.Value) && len(t.Key)+len(t.Value) < 64 {
+		return t.String()
+	}
+	sum := sha256.Sum256([]byte(t.String()))
+	return "sha-" + hex.EncodeToString(sum[:8])
 }
 
 // keyScope is the key's name as the store knows it. Policy key names are
@@ -153,13 +190,16 @@ func claimOf(a *admission, sc []scope) *claim {
 // provider.
 func (f *Filter) admit(ctx context.Context, x *filters.Exchange, a *admission) error {
 	sc := scopes(x)
-	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade}
+	p := &fit{d: a.demand, plan: x.Plan, downgrade: a.tenant.Downgrade, raced: raceOf(x)}
+	if x.Hybrid != nil {
+		p.judge = x.Hybrid.Judge
+	}
 	costly := capCost(sc, p)
 	c := claimOf(a, sc)
 	if costly == nil {
 		if len(c.lines) > 0 {
 			a.resv = reservationID(a.tenant.Name, x.ID)
-			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL
+			c.ID, c.Lines, c.Amount, c.TTL = a.resv, c.lines, p.amount(), f.cfg.ReservationTTL
 		}
 		if first := p.plan[0].Model; limited(first) {
 			c.firstTarget = first

@@ -21,6 +21,9 @@ type demand struct {
 	prompt int
 	// output is the client's output cap, 0 when it set none.
 	output int
+	// fit is set on a route that fits the output cap to each model's
+	// context window (the route's fit_output_to_context).
+	fit bool
 	// choices is how many answers the provider writes (n), each up to
 	// the output cap and each billed.
 	choices int
@@ -41,8 +44,14 @@ func demandOf(x *filters.Exchange) demand {
 		// costs a request of the caller's rate limits, and no budget.
 		return demand{}
 	case x.Chat != nil:
-		return demand{prompt: openai.EstimatePromptTokens(x.Chat), output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true,
+		d := demand{output: x.Chat.OutputCap(), choices: x.Chat.Choices(), chat: true,
 			searches: x.Chat.PricedToolUses, searchKind: searchKinds[x.Route.API]}
+		if x.FitPrompt > 0 {
+			d.prompt, d.fit = x.FitPrompt, true
+		} else {
+			d.prompt = openai.EstimatePromptTokens(x.Chat)
+		}
+		return d
 	case x.Embeddings != nil:
 		n := 0
 		for _, s := range x.Embeddings.Input.Texts {
@@ -56,10 +65,15 @@ func demandOf(x *filters.Exchange) demand {
 	return demand{}
 }
 
-// outputFor is the most m may write, over all the choices asked for.
+// outputFor is the most m may write, over all the choices asked for:
+// each choice as much as the translators let it (translator.Target's
+// OutputLimit).
 func (d demand) outputFor(m *policy.Model) int {
 	if !d.chat {
 		return 0
+	}
+	if d.fit {
+		return m.FitOutput(d.output, d.prompt) * max(d.choices, 1)
 	}
 	return m.OutputLimit(d.output) * max(d.choices, 1)
 }
@@ -74,6 +88,19 @@ func (d demand) worst(m *policy.Model) int64 {
 		w += int64(d.searches) * m.ToolUseMicros("web_search")
 	}
 	return min(w, maxAmount)
+}
+
+// judged is the most a hybrid answer's judge may bill: it reads the
+// conversation and every target's answer, within the bounds the server's
+// call keeps (filters.JudgeRequest), and writes a few tokens.
+//
+// What it reads is clipped in bytes, and no token is shorter than a byte.
+func (d demand) judged(j *policy.Model, legs []filters.Target) int64 {
+	read := min(d.prompt, filters.JudgeClipBytes) + filters.JudgeOverheadTokens
+	for _, t := range legs {
+		read += min(d.outputFor(t.Model), filters.JudgeClipBytes)
+	}
+	return j.Price.Ceiling(read, filters.JudgeMaxTokens)
 }
 
 // searchKinds are the provider kinds a route's search tools pass through
@@ -142,18 +169,60 @@ func budgetLines(sc []scope) ([]store.BudgetLine, []scope, bool) {
 // fit is the plan as the caller's budgets narrow it. When the whole plan
 // does not fit a limit, the targets that do are kept: in the router's
 // order as long as the first target fits (only fallbacks are dropped), or,
-// for a tenant whose over_budget is downgrade, cheapest first.
+// for a tenant whose over_budget is downgrade, cheapest first. A hedge or
+// a hybrid answer, whose targets may all bill, is dropped before any
+// target.
 type fit struct {
-	d          demand
-	plan       []filters.Target
-	downgrade  bool // the tenant's over_budget
+	d         demand
+	plan      []filters.Target
+	downgrade bool // the tenant's over_budget
+	// raced is how many of the plan's first targets run at once, each
+	// billed: two with a hedge, every one for a hybrid answer; 0 else.
+	raced int
+	// judge is a hybrid answer's judge, who bills too.
+	judge      *policy.Model
 	narrowed   bool
 	downgraded bool
+	unraced    bool
+}
+
+// raceOf is how many of x's targets run at once.
+func raceOf(x *filters.Exchange) int {
+	switch {
+	case x.Hybrid != nil:
+		return len(x.Plan)
+	case x.Hedge != nil && len(x.Plan) > 1:
+		return 2
+	}
+	return 0
+}
+
+// amount is the most the plan may cost: what one target may bill at
+// worst, or what the raced targets (and a hybrid's judge) may bill
+// together.
+func (p *fit) amount() int64 {
+	if p.raced == 0 {
+		return p.d.highest(p.plan)
+	}
+	var w int64
+	for _, t := range p.plan[:p.raced] {
+		w += p.d.worst(t.Model)
+	}
+	if p.judge != nil {
+		w += p.d.judged(p.judge, p.plan[:p.raced])
+	}
+	return min(w, maxAmount)
 }
 
 // narrow keeps the targets whose worst case is at most limit, and reports
 // false when none may be kept.
 func (p *fit) narrow(limit int64) bool {
+	if p.raced > 0 {
+		p.raced, p.judge, p.unraced = 0, nil, true
+		if p.d.highest(p.plan) <= limit {
+			return true
+		}
+	}
 	if p.d.worst(p.plan[0].Model) <= limit {
 		p.plan, p.narrowed = p.d.fitting(p.plan, limit, true), true
 		return true
@@ -169,6 +238,14 @@ func (p *fit) narrow(limit int64) bool {
 
 // apply gives the request its narrowed plan and says why.
 func (p *fit) apply(x *filters.Exchange, m *metrics, a *admission) {
+	switch {
+	case p.unraced && x.Hybrid != nil:
+		x.Hybrid = nil
+		x.RouteReason += "; hybrid dropped to fit the budget: one model at a time"
+	case p.unraced:
+		x.Hedge = nil
+		x.RouteReason += "; hedge dropped to fit the budget"
+	}
 	if !p.narrowed {
 		return
 	}
@@ -193,7 +270,7 @@ type costly struct {
 // rate limits', which are checked first.
 func capCost(sc []scope, p *fit) *costly {
 	for _, s := range sc {
-		if s.maxCost > 0 && p.d.highest(p.plan) > s.maxCost && !p.narrow(s.maxCost) {
+		if s.maxCost > 0 && p.amount() > s.maxCost && !p.narrow(s.maxCost) {
 			return &costly{scope: s, worst: p.d.worst(p.plan[0].Model)}
 		}
 	}
@@ -218,7 +295,7 @@ func (f *Filter) fitBudget(ctx context.Context, a *admission, c *claim, p *fit, 
 			})])
 		}
 		cctx, cancel := f.call(ctx)
-		err := f.store.Reserve(cctx, a.resv, c.lines, p.d.highest(p.plan), f.cfg.ReservationTTL)
+		err := f.store.Reserve(cctx, a.resv, c.lines, p.amount(), f.cfg.ReservationTTL)
 		cancel()
 		be = nil
 		switch {

@@ -64,6 +64,7 @@ func (*Filter) Uses() []filters.Use {
 		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
 		filters.Provides(filters.PhaseRequestHeaders, filters.FieldPressure),
 		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
+		filters.Reads(filters.PhaseRequestBody, filters.FieldLabels),
 		filters.Reads(filters.PhaseRequestBody, filters.FieldPlan),
 		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
 		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),

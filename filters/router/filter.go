@@ -89,6 +89,9 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	if x.Chat == nil {
 		return nil
 	}
+	if f.hybridRequested(x) {
+		return f.hybrid(x)
+	}
 	q := &Query{
 		Ctx:      ctx,
 		Chat:     x.Chat,
@@ -109,6 +112,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		x.Plan[i] = filters.Target{Model: m}
 	}
 	x.RouteReason = d.Reason
+	x.Hedge = f.hedge(x)
 	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted, Domain: d.Domain}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
@@ -168,6 +172,7 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 			"the model '%s' cannot serve right now (%s)", name, strings.Join(skipped, ", "))
 	}
 	x.RouteReason = "embedding model named by the client"
+	x.Hedge = f.hedge(x)
 	return nil
 }
 
@@ -233,8 +238,9 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		switch out.Cause {
 		case filters.CauseTimeout:
 			o.Failure = health.Timeout
-		case filters.CauseExcused:
-			// The client left or the gateway gave up: the monitor ignores it.
+		case filters.CauseExcused, filters.CauseHedged:
+			// The client left, the gateway gave up, or another attempt of a
+			// hedge answered first: the monitor ignores it.
 			o.Failure = health.Canceled
 		case filters.CauseNoAddress:
 			o.Failure = health.NoAddress
@@ -255,6 +261,9 @@ func (f *Filter) ResponseHeaders(_ context.Context, x *filters.Exchange) error {
 	}
 	if x.Routing.Substituted != "" {
 		x.SetResponseHeader("x-switchyard-model-substituted", x.Routing.Substituted)
+	}
+	if x.Hedge != nil && x.LastAttempt() != nil {
+		x.SetResponseHeader(HeaderHedge, hedgeHeader(x))
 	}
 	return nil
 }

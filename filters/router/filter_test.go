@@ -60,6 +60,15 @@ func TestHealthObservations(t *testing.T) {
 				{Provider: "an", Model: "mid", Status: 200},
 			},
 		},
+		{
+			name:     "an attempt that lost a hedge is ignored",
+			body:     userMsg("strong", "hi"),
+			outcomes: []filters.Outcome{{Done: true, Cause: filters.CauseHedged}, {Done: true, Status: 200}},
+			want: []health.Observation{
+				{Provider: "oa", Model: "strong", Failure: health.Canceled},
+				{Provider: "an", Model: "mid", Status: 200},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -545,7 +546,7 @@ func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Err
 	if m == nil {
 		return nil
 	}
-	out := m.OutputLimit(q.Chat.OutputCap())
+	out := r.outputNeed(q, m)
 	if s.tokens+out <= m.ContextWindow {
 		return nil
 	}
@@ -570,7 +571,18 @@ func (r *Router) fits(q *Query, s *signals, m *policy.Model) bool {
 	if !m.Caps.Has(s.need) || !r.allowed(q, s, m) {
 		return false
 	}
-	return s.tokens+m.OutputLimit(q.Chat.OutputCap()) <= m.ContextWindow
+	return s.tokens+r.outputNeed(q, m) <= m.ContextWindow
+}
+
+// outputNeed is the room for output m's context window must leave the
+// prompt: the request's output cap, or on a route that fits the cap to
+// the window (fit_output_to_context) a single token, the cap then being
+// what the window leaves.
+func (r *Router) outputNeed(q *Query, m *policy.Model) int {
+	if r.route.FitOutputToContext {
+		return 1
+	}
+	return m.OutputLimit(q.Chat.OutputCap())
 }
 
 // prefer moves the models a tier, a split or stickiness asks for to the
@@ -629,6 +641,7 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 	// after the others: Envoy does not retry an attempt without an
 	// address, so one first would end the request.
 	var unreachable []*policy.Model
+	firstWeight := 1.0 // the health weight of the plan's first target
 	for _, model := range chain {
 		if seen[model] || len(d.Plan)+len(unreachable) >= r.route.Attempts {
 			continue
@@ -659,10 +672,14 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 					last = append(last, deploymentName(m)+" ("+a.NoAddress+")")
 					continue
 				}
+				if len(d.Plan) == 0 {
+					firstWeight = a.Weight
+				}
 			}
 			d.Plan = append(d.Plan, m)
 		}
 	}
+	r.yieldDegraded(q, s, firstWeight, d)
 	d.Plan = append(d.Plan, unreachable...)
 	if len(skipped) > 0 {
 		d.Reason += "; skipped " + strings.Join(skipped, ", ")
@@ -670,6 +687,30 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 	if len(last) > 0 {
 		d.Reason += "; no address, tried last: " + strings.Join(last, ", ")
 	}
+}
+
+// yieldDegraded gives a degraded model a client named the routing weight
+// degraded models get when the router chooses (the seed's level 1:
+// weight × 0.5): that share of its requests, drawn by the request's hash,
+// go to its first fallback first, and it follows as that one's fallback.
+// A model of several deployments needs none of this: its deployments'
+// balance already weighs a degraded one down.
+func (r *Router) yieldDegraded(q *Query, s *signals, weight float64, d *Decision) {
+	if s.named == nil || weight >= 1 || len(d.Plan) < 2 || d.Plan[0].Name != s.named.Name || len(s.named.Deployments) > 1 {
+		return
+	}
+	// Not the canary's draw (key % 1000), so the two do not pick the
+	// same requests.
+	if (q.Hash>>20)%1000 < uint64(math.Round(weight*1000)) {
+		return
+	}
+	i := slices.IndexFunc(d.Plan, func(m *policy.Model) bool { return m.Name != s.named.Name })
+	if i < 0 {
+		return
+	}
+	backup := d.Plan[i]
+	d.Plan = append([]*policy.Model{backup}, slices.Delete(d.Plan, i, i+1)...)
+	d.Reason += "; " + s.named.Name + " degraded: " + backup.Name + " first for this request"
 }
 
 // deploymentName names a deployment in reasons: the model's name, with

@@ -68,6 +68,7 @@ func (*Filter) Name() string { return "translate" }
 // sent and, at the end, prices the answer from it and the provider's count.
 func (*Filter) Uses() []filters.Use {
 	return []filters.Use{
+		filters.Provides(filters.PhaseRequestBody, filters.FieldRedaction),
 		filters.Needs(filters.PhaseAttempt, filters.FieldPlan),
 		filters.Provides(filters.PhaseResponseBody, filters.FieldSent),
 		filters.Needs(filters.PhaseDone, filters.FieldSent),
@@ -96,6 +97,7 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 		Header:      x.Header,
 		ID:          "chatcmpl-" + strings.ReplaceAll(x.ID, "-", ""),
 		Created:     x.Started.Unix(),
+		FitPrompt:   x.FitPrompt,
 	}
 	tr := For(x.Route.API, t)
 	if tr == nil {
@@ -126,11 +128,21 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 	return nil
 }
 
-// RequestBody implements [filters.RequestBodyHook]. A token count goes
-// only to providers that count (Anthropic's count_tokens); when the plan
-// holds none, the gateway answers with its own estimate, and says so in
-// x-switchyard-token-count.
-func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
+// RequestBody implements [filters.RequestBodyHook]: what no provider may
+// see leaves the body before the first attempt is translated. The tags a
+// route takes from the body's metadata are the gateway's, kept from every
+// provider; the sensitive data the route or tenant redacts is masked
+// (after routing and the budget reservation, which see the request as it
+// came). A token count goes only to providers that count (Anthropic's
+// count_tokens); when the plan holds none, the gateway answers with its
+// own estimate, and says so in x-switchyard-token-count.
+func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
+	if err := x.DropMetadataTags(); err != nil {
+		return err
+	}
+	if err := x.RedactBody(ctx); err != nil {
+		return err
+	}
 	if x.Route.API != policy.APICountTokens {
 		return nil
 	}
@@ -181,6 +193,9 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if x.Response.Streaming {
 		c.Data = a.Translator.StreamChunk(c.Data, c.EOS)
 		record(&x.Sent, c.Data, f.now)
+		if x.Redaction.Restoring() {
+			c.Data = x.Redaction.RestoreStream(c.Data, c.EOS)
+		}
 	} else {
 		if !c.EOS {
 			return nil // buffered: the whole body arrives with EOS
@@ -190,6 +205,9 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 			r = e.EmbeddingsComplete(x.Response.Status, x.Response.Header, c.Data)
 		} else {
 			r = a.Translator.Complete(x.Response.Status, x.Response.Header, c.Data)
+		}
+		if x.Redaction.Restoring() && r.Status < http.StatusBadRequest {
+			r.Body = x.Redaction.RestoreAnswer(r.Body)
 		}
 		x.Response.Status, c.Data = r.Status, r.Body
 		for _, h := range r.Header {
@@ -212,9 +230,12 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 // outcome, so a stream the client cut short is still accounted. An answer
 // the response cache gave in place of the failed attempts' is the cache's,
 // usage and all: estimating it from the last attempt would charge a
-// degraded stream to a provider that never answered.
+// degraded stream to a provider that never answered. A hybrid answer is
+// priced where it was picked.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, _ error) {
-	if x.Cached.How != "" {
+	if x.Cached.How != "" || x.Hybrid != nil {
+		// A hybrid answer was read and priced, every target's, where it
+		// was picked (extproc/server).
 		return
 	}
 	if a := x.LastAttempt(); a != nil && a.Translator != nil {
@@ -244,11 +265,17 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 			usage.CompletionTokens, usage.Estimated = text, true
 		}
 	}
-	if !usage.Known {
-		return
+	if usage.Known {
+		usage.CostMicros = Cost(a.Target.Model, usage)
 	}
-	usage.CostMicros = Cost(a.Target.Model, usage)
-	x.Usage = usage
+	if lost := LostMicros(x, usage); lost > 0 {
+		usage.Known, usage.Estimated = true, true
+		usage.HedgedMicros = lost
+		usage.CostMicros += lost
+	}
+	if usage.Known {
+		x.Usage = usage
+	}
 }
 
 // cacheWrites splits the prompt-cache writes a provider reported by

@@ -16,17 +16,21 @@ import (
 const maxCapturedPrompt = 32 << 10
 
 // auditEvent is the audit record of an exchange. The prompt's hash is that
-// of the body as the client sent it; the prompt itself, masked, only when
-// the caller's tenant captures prompts.
+// of the body as the client sent it, whatever reached the provider; the
+// prompt itself, masked, only when the caller's tenant captures prompts;
+// what a redaction masked, as counts by kind.
 func auditEvent(x *filters.Exchange, r *ledger.Record) *audit.Request {
 	e := &audit.Request{
 		RequestID: r.RequestID, Tenant: r.Tenant, App: r.App, Key: r.KeyName, Route: r.Route,
 		RequestedModel: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider,
 		RoutingReason: x.RouteReason, Attempts: r.Attempts, Status: r.Status, ErrorType: r.ErrorType,
-		TraceID: r.TraceID,
+		TraceID: r.TraceID, Tags: r.Tags, Session: r.SessionID,
 	}
-	if len(x.Body) > 0 {
-		sum := sha256.Sum256(x.Body)
+	if x.Redaction != nil {
+		e.Redacted = x.Redaction.Masker.Counts()
+	}
+	if body := x.ClientBody(); len(body) > 0 {
+		sum := sha256.Sum256(body)
 		e.PromptSHA256 = hex.EncodeToString(sum[:])
 	}
 	if x.Caller.Tenant != nil && x.Caller.Tenant.CapturePrompts {

@@ -1,6 +1,8 @@
 package usage
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -9,7 +11,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/redact"
 )
 
 func TestAuditEvent(t *testing.T) {
@@ -91,5 +95,32 @@ func TestAuditEventOfEmbeddings(t *testing.T) {
 	r := RecordOf(x, nil, t0)
 	if got, want := auditEvent(x, &r).Prompt, "call [phone]\nplain"; got != want {
 		t.Errorf("prompt %q, want %q", got, want)
+	}
+}
+
+// TestAuditOfARedactedRequest: the audit line of a request whose text was
+// masked before it reached a provider counts what was masked, by kind,
+// never the values, and still hashes the body the client sent.
+func TestAuditOfARedactedRequest(t *testing.T) {
+	p := testPolicyCompiled(t)
+	const body = `{"model":"gpt","messages":[{"role":"user","content":"mail ana@example.com and bo@example.org, card 4111 1111 1111 1111"}]}`
+	x := exchange(t, p, body)
+	x.Caller.Tenant = tenant(t, p, "acme")
+	m := redact.NewMasker(redact.AllKinds)
+	masked := m.Mask("mail ana@example.com and bo@example.org, card 4111 1111 1111 1111")
+	x.ReplaceBody([]byte(`{"model":"gpt","messages":[{"role":"user","content":"` + masked + `"}]}`))
+	x.Redaction = &filters.Redaction{Masker: m}
+	r := RecordOf(x, nil, t0)
+	var trail bytes.Buffer
+	audit.New(&trail, "test").Request(context.Background(), auditEvent(x, &r))
+	line := trail.String()
+	sum := sha256.Sum256([]byte(body))
+	if !strings.Contains(line, `"redacted":{"card_number":1,"email":2}`) || !strings.Contains(line, hex.EncodeToString(sum[:])) {
+		t.Errorf("audit line %s; want the counts masked and the client's body's hash", line)
+	}
+	for _, v := range []string{"ana@example.com", "bo@example.org", "4111"} {
+		if strings.Contains(line, v) {
+			t.Errorf("the audit line holds %s: %s", v, line)
+		}
 	}
 }

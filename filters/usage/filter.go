@@ -56,6 +56,8 @@ func (*Filter) Uses() []filters.Use {
 		filters.Needs(filters.PhaseDone, filters.FieldSent),
 		filters.Needs(filters.PhaseDone, filters.FieldUsage),
 		filters.Reads(filters.PhaseDone, filters.FieldCached),
+		filters.Reads(filters.PhaseDone, filters.FieldLabels),
+		filters.Reads(filters.PhaseDone, filters.FieldRedaction),
 	}
 }
 
@@ -139,7 +141,7 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 		InputTokens: int64(x.Usage.PromptTokens), OutputTokens: int64(x.Usage.CompletionTokens),
 		CachedTokens: int64(x.Usage.CachedTokens), CostMicros: x.Usage.CostMicros,
 		CacheHit: x.Usage.CachedTokens > 0, UsageEstimated: x.Usage.Estimated,
-		TraceID: x.Trace.ID(),
+		TraceID: x.Trace.ID(), Tags: x.Labels.Tags, SessionID: x.Session(),
 	}
 	if x.Route != nil {
 		r.Route = x.Route.Name
@@ -187,7 +189,9 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 }
 
 // fallbackReasons says why each failed attempt was given up, in attempt
-// order, as "provider/model: status" or "provider/model: no response". An
+// order, as "provider/model: status", "provider/model: no response", or
+// for the attempts that lost a race (a hedge's, a hybrid answer's) or
+// judged it, why it was not theirs ("provider/model: hedge lost"). An
 // attempt whose stream never reached ext_proc (a connection refused at
 // once) is known only by its number, and gave no response.
 func fallbackReasons(x *filters.Exchange) []string {
@@ -225,6 +229,16 @@ func failures(x *filters.Exchange) []failure {
 			continue
 		}
 		switch o := a.Outcome(); {
+		case x.Hybrid != nil && n != x.Hybrid.Picked && !o.Failed():
+			reason := hybridNotPicked
+			if n == x.Hybrid.Judged {
+				reason = hybridJudge
+			}
+			out = append(out, failure{n: n, target: a.Target, reason: reason})
+		case x.Hybrid != nil && o.Cause == filters.CauseHedged:
+			out = append(out, failure{n: n, target: a.Target, reason: hybridCancelled})
+		case o.Cause == filters.CauseHedged:
+			out = append(out, failure{n: n, target: a.Target, reason: hedgeLost})
 		case o.Failed() && o.Status == 0:
 			out = append(out, failure{n: n, target: a.Target, reason: noResponse})
 		case o.Failed():
@@ -235,5 +249,16 @@ func failures(x *filters.Exchange) []failure {
 }
 
 const noResponse = "no response"
+
+// The reasons of attempts that did not give the answer without failing:
+// a hedge's loser, cancelled when the other attempt answered first; a
+// hybrid answer's other targets, answered and not picked, or cancelled
+// when another was picked first; and its judge's call.
+const (
+	hedgeLost       = "hedge lost"
+	hybridNotPicked = "hybrid: not picked"
+	hybridCancelled = "hybrid: cancelled"
+	hybridJudge     = "hybrid: judge"
+)
 
 var _ filters.DoneHook = (*Filter)(nil)

@@ -139,6 +139,18 @@ func TestRecordOf(t *testing.T) {
 			},
 		},
 		{
+			name: "its tags and session",
+			setup: func(x *filters.Exchange) {
+				if err := x.SetLabels(nil, "team=search,env=prod", "run-7"); err != nil {
+					t.Fatal(err)
+				}
+				x.Response = filters.Response{Status: 200}
+			},
+			want: func(r *ledger.Record) {
+				r.Status, r.Tags, r.SessionID = 200, map[string]string{"team": "search", "env": "prod"}, "run-7"
+			},
+		},
+		{
 			name: "fallback: the failed attempts and why, a missing one as no response",
 			setup: func(x *filters.Exchange) {
 				x.Plan = append(x.Plan, filters.Target{Model: p.Model("gpt")})
@@ -150,6 +162,24 @@ func TestRecordOf(t *testing.T) {
 				r.ServedModel, r.Provider, r.Attempts, r.Status = "gpt", "oa", 3, 200
 				r.PriceSource = "catalog"
 				r.FallbackReasons = []string{"oa/gpt: 503", "an/claude: no response"}
+			},
+		},
+		{
+			name: "hedged: the first answered, the hedge lost, both charged",
+			setup: func(x *filters.Exchange) {
+				x.Hedge = &filters.Hedge{After: time.Second}
+				attempt(x, 1, 200)
+				a, _ := x.NewAttempt(2, t0)
+				a.Finish(filters.Outcome{Cause: filters.CauseHedged, Failure: "hedge lost: attempt 1 answered first"})
+				x.SetAnswered(1)
+				x.Response = filters.Response{Status: 200}
+				x.Usage = filters.Usage{Known: true, PromptTokens: 10, CompletionTokens: 20, CostMicros: 500, HedgedMicros: 275, Estimated: true}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status = "gpt", "oa", 2, 200
+				r.PriceSource = "catalog"
+				r.InputTokens, r.OutputTokens, r.CostMicros, r.UsageEstimated = 10, 20, 500, true
+				r.FallbackReasons = []string{"an/claude: hedge lost"}
 			},
 		},
 		{
@@ -335,7 +365,7 @@ func TestDone(t *testing.T) {
 		{"requests by status", f.metrics.requests.WithLabelValues("acme", "web", "claude", "an", "200"), 1},
 		{"cost", f.metrics.cost.WithLabelValues("acme", "web", "claude", "an"), 1050},
 		{"output tokens", f.metrics.tokens.WithLabelValues("acme", "web", "claude", "an", "output"), 50},
-		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503"), 1},
+		{"fallback by reason", f.metrics.fallbacks.WithLabelValues("oa", "gpt", "503", "chat"), 1},
 		{"routing decision", f.metrics.decisions.WithLabelValues("chat", "strategy", "cost-optimized"), 1},
 		{"traffic split arm", f.metrics.split.WithLabelValues("chat", "claude", "claude"), 1},
 	}

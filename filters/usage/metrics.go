@@ -13,10 +13,13 @@ import (
 )
 
 // Bucket boundaries the OpenTelemetry GenAI semantic conventions advise for
-// each histogram.
+// each histogram. The request duration's also hold the specification's
+// boundaries (0.1, 0.5, 1, 2, 5 s), so that the recording rules of
+// deploy/prometheus/recording.yml carry its request_duration_seconds
+// exactly, from this one histogram.
 var (
 	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
-	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.1, 0.16, 0.32, 0.5, 0.64, 1, 1.28, 2, 2.56, 5, 5.12, 10.24, 20.48, 40.96, 81.92}
 	ttftBuckets     = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
 )
 
@@ -109,8 +112,8 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Name: "switchyard_usage_cost_micro_usd_total", Help: "Cost in micro-USD, by tenant, app, model and provider.",
 		}, []string{"tenant", "app", "model", "provider"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchyard_usage_fallbacks_total", Help: "Attempts given up for the next one, by the provider and model that failed and why (its status, or no_response).",
-		}, []string{"provider", "model", "reason"}),
+			Name: "switchyard_usage_fallbacks_total", Help: "Attempts given up for the next one, by the provider and model that failed, why (its status, or no_response) and the GenAI operation (chat, embeddings).",
+		}, []string{"provider", "model", "reason", "gen_ai_operation_name"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_usage_routing_decisions_total", Help: "Routing decisions, by route, kind (client: the model the client named; rule; strategy) and the rule's or strategy's name.",
 		}, []string{"route", "kind", "name"}),
@@ -153,7 +156,7 @@ func (m *metrics) observe(x *filters.Exchange, r *ledger.Record) {
 			if reason == noResponse {
 				reason = "no_response"
 			}
-			m.fallbacks.WithLabelValues(f.target.Provider().Name, f.target.Model.Series(), reason).Inc()
+			m.fallbacks.WithLabelValues(f.target.Provider().Name, f.target.Model.Series(), reason, operation(x)).Inc()
 		}
 	}
 	if x.RouteReason != "" {

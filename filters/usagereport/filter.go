@@ -19,16 +19,20 @@ func init() { filters.Register("usage_report", New) }
 // tenantViews are the groupings a tenant may ask for, by the path below
 // the route's own.
 var tenantViews = map[string][]ledger.Dimension{
-	"":         nil,
-	"by-app":   {ledger.ByApp},
-	"by-model": {ledger.ByModel},
-	"by-key":   {ledger.ByKey},
+	"":           nil,
+	"by-app":     {ledger.ByApp},
+	"by-model":   {ledger.ByModel},
+	"by-key":     {ledger.ByKey},
+	"by-session": {ledger.BySession},
 }
 
 // qualityView is the delivered quality and the savings of auto routing,
 // per route and served model, and what learning routes learnt of the
 // tenant's domains.
 const qualityView = "quality"
+
+// tagView groups by the values of the tag its key parameter names.
+const tagView = "by-tag"
 
 // Filter serves a tenant its own usage.
 type Filter struct {
@@ -68,14 +72,25 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	}
 	view := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
 	by, ok := tenantViews[view]
-	if !ok && view != qualityView {
+	if !ok && view != qualityView && view != tagView {
+		p := x.Route.Path
 		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url",
-			"no usage view %q; use %s, %s/by-app, %s/by-model, %s/by-key or %s/quality", view, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path, x.Route.Path)
+			"no usage view %q; use %s, %s/by-app, %s/by-model, %s/by-key, %s/by-tag?key=, %s/by-session or %s/quality", view, p, p, p, p, p, p, p)
 	}
 	if x.Caller.Tenant == nil {
 		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the usage API needs your API key")
 	}
-	q, err := report.ParseQuery(x.Query)
+	var (
+		q   ledger.Filter
+		err error
+	)
+	if view == tagView {
+		var key string
+		q, key, err = report.ParseTagQuery(x.Query)
+		by = []ledger.Dimension{ledger.ByTag(key)}
+	} else {
+		q, err = report.ParseQuery(x.Query)
+	}
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,11 @@ func TestTenantReadsOnlyItsOwnUsage(t *testing.T) {
 		{name: "by app", method: "GET", path: "/v1/usage/by-app", wantStatus: 200, wantGroups: []string{"batch", "web"}, wantCost: 2000},
 		{name: "by model", method: "GET", path: "/v1/usage/by-model", wantStatus: 200, wantGroups: []string{"claude", "gpt"}, wantCost: 2000},
 		{name: "by key", method: "GET", path: "/v1/usage/by-key", wantStatus: 200, wantGroups: []string{"acme-batch", "acme-web"}, wantCost: 2000},
+		{name: "by tag: the untagged first", method: "GET", path: "/v1/usage/by-tag", query: "key=team", wantStatus: 200, wantGroups: []string{"", "ads", "search"}, wantCost: 2000},
+		{name: "by tag, of one tag's requests", method: "GET", path: "/v1/usage/by-tag", query: "key=feature&tag=team:ads", wantStatus: 200, wantGroups: []string{"summarize"}, wantCost: 1300},
+		{name: "by session", method: "GET", path: "/v1/usage/by-session", wantStatus: 200, wantGroups: []string{"", "s1"}, wantCost: 2000},
+		{name: "one session", method: "GET", path: "/v1/usage", query: "session=s1", wantStatus: 200, wantGroups: []string{""}, wantCost: 700},
+		{name: "by tag without its key", method: "GET", path: "/v1/usage/by-tag", wantStatus: 400},
 		{name: "time range", method: "GET", path: "/v1/usage", query: "from=2026-05-06T07:01:00Z&to=2026-05-06T07:02:00Z", wantStatus: 200, wantGroups: []string{""}, wantCost: 1300},
 		{name: "own tenant named", method: "GET", path: "/v1/usage", query: "tenant=acme", wantStatus: 200, wantGroups: []string{""}, wantCost: 2000},
 		{name: "another tenant named", method: "GET", path: "/v1/usage", query: "tenant=globex", wantStatus: 403},
@@ -79,7 +84,7 @@ func TestTenantReadsOnlyItsOwnUsage(t *testing.T) {
 			}
 			var groups []string
 			for _, r := range rep.Data {
-				groups = append(groups, r.App+r.Model+r.Key)
+				groups = append(groups, r.App+r.Model+r.Key+r.Tag+r.Session)
 			}
 			if diff := cmp.Diff(tt.wantGroups, groups); diff != "" || rep.Tenant != "acme" || rep.Total.CostMicros != tt.wantCost {
 				t.Errorf("tenant %q, cost %d (want %d), groups (-want +got):\n%s", rep.Tenant, rep.Total.CostMicros, tt.wantCost, diff)

@@ -68,6 +68,10 @@ type Usage struct {
 	LatencyMS   float64 `json:"latency_ms"`
 	Status      int     `json:"status"`
 	ErrorType   string  `json:"error_type,omitempty"`
+	// Tags are the request's billing tags; SessionID the client session
+	// it belongs to (the specification's sessionId).
+	Tags      map[string]string `json:"tags,omitempty"`
+	SessionID string            `json:"session_id,omitempty"`
 }
 
 // Of is the usage event of a ledger row.
@@ -77,6 +81,7 @@ func Of(r *ledger.Record) Usage {
 		Route: r.Route, Model: r.RequestedModel, ServedModel: r.ServedModel, Provider: r.Provider, Stream: r.Stream,
 		Attempts: r.Attempts, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
 		CostMicros: r.CostMicros, PriceSource: r.PriceSource, SavedMicros: r.SavedMicros, LatencyMS: float64(r.Latency.Microseconds()) / 1000, Status: r.Status, ErrorType: r.ErrorType,
+		Tags: r.Tags, SessionID: r.SessionID,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -59,7 +60,7 @@ func TestStreamOncePerID(t *testing.T) {
 	}
 	want := events.Usage{Type: events.Type, RequestID: "a", Time: time.Unix(1700000000, 0).UTC(), Tenant: "acme", App: "chat", KeyName: "k1",
 		Model: "gpt-4o-mini", Provider: "openai", Attempts: 2, InputTokens: 10, OutputTokens: 5, CostMicros: 42, PriceSource: "catalog", LatencyMS: 1.5, Status: 200}
-	if e != want {
+	if !reflect.DeepEqual(e, want) {
 		t.Errorf("event\n got %+v\nwant %+v", e, want)
 	}
 	if msgs[0].Values["type"] != events.Type || msgs[0].Values["id"] != "a" {
@@ -206,5 +207,24 @@ func TestEventOfACacheHit(t *testing.T) {
 	b, err := json.Marshal(events.Of(&plain))
 	if err != nil || strings.Contains(string(b), "saved_micros") {
 		t.Errorf("event of a provider's answer: %s %v; want no saved_micros", b, err)
+	}
+}
+
+// TestEventOfATaggedRequest: the event carries the request's tags and
+// session as the ledger row does, and an untagged request's leaves both
+// out.
+func TestEventOfATaggedRequest(t *testing.T) {
+	tagged := record("t")
+	tagged.Tags, tagged.SessionID = map[string]string{"team": "search", "feature": "summarize"}, "d9194fc7"
+	b, err := json.Marshal(events.Of(&tagged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"tags":{"feature":"summarize","team":"search"},"session_id":"d9194fc7"`; !strings.Contains(string(b), want) {
+		t.Errorf("event of a tagged request %s; want it to hold %s", b, want)
+	}
+	plain := record("p")
+	if b, _ := json.Marshal(events.Of(&plain)); strings.Contains(string(b), "tags") || strings.Contains(string(b), "session_id") {
+		t.Errorf("event of an untagged request %s; want neither tags nor session_id", b)
 	}
 }

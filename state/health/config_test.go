@@ -28,7 +28,8 @@ func TestValidate(t *testing.T) {
 		{name: "error rate above 1", change: func(c *Config) { c.Unavailable.ErrorRate = 1.5 }, wantErr: "unavailable.error_rate: 1.5 is outside [0, 1]"},
 		{name: "zero p99", change: func(c *Config) { c.Healthy.P99 = 0 }, wantErr: "healthy.p99: 0s must be > 0"},
 		{name: "negative quota", change: func(c *Config) { c.Unavailable.Quota = -0.1 }, wantErr: "unavailable.quota: -0.1 is outside [0, 1]"},
-		{name: "healthy error rate above unavailable", change: func(c *Config) { c.Healthy.ErrorRate = 0.1 }, wantErr: "healthy.error_rate: 0.1 is above unavailable.error_rate 0.05"},
+		{name: "healthy error rate above unavailable", change: func(c *Config) { c.Healthy.ErrorRate = 0.2 }, wantErr: "healthy.error_rate: 0.2 is above unavailable.error_rate 0.15"},
+		{name: "negative unavailable_for", change: func(c *Config) { c.UnavailableFor = -time.Second }, wantErr: "unavailable_for: -1s is outside [0, 24h]"},
 		{name: "healthy p99 above unavailable", change: func(c *Config) { c.Healthy.P99 = 10 * time.Second }, wantErr: "healthy.p99: 10s is above unavailable.p99 6s"},
 		{name: "healthy quota below unavailable", change: func(c *Config) { c.Healthy.Quota = 0.01 }, wantErr: "healthy.quota: 0.01 is below unavailable.quota 0.05"},
 		{name: "degraded weight zero", change: func(c *Config) { c.DegradedWeight = 0 }, wantErr: "degraded_weight: 0 is outside (0, 1]"},
@@ -98,7 +99,9 @@ buckets: 12
 min_samples: 50
 healthy: {error_rate: 0.02, p99: 2s, quota: 0.3}
 unavailable: {error_rate: 0.1, p99: 8s, quota: 0.02}
+unavailable_for: 2m
 degraded_weight: 0.25
+warm_backup: false
 breaker: {consecutive_failures: 3, failure_ratio: 0.4, min_requests: 10, interval: 30s, open_timeout: 10s, half_open_probes: 2, probe_timeout: 20s}
 recovery: {steps: [0.05, 0.25, 1], stable_period: 1m, max_canary: 10m}
 active_checks: {interval: 30s, timeout: 2s}
@@ -108,6 +111,7 @@ active_checks: {interval: 30s, timeout: 2s}
 					Window: 2 * time.Minute, Buckets: 12, MinSamples: 50,
 					Healthy:        Limits{ErrorRate: 0.02, P99: 2 * time.Second, Quota: 0.3},
 					Unavailable:    Limits{ErrorRate: 0.1, P99: 8 * time.Second, Quota: 0.02},
+					UnavailableFor: 2 * time.Minute,
 					DegradedWeight: 0.25,
 					Breaker: BreakerConfig{ConsecutiveFailures: 3, FailureRatio: 0.4, MinRequests: 10, Interval: 30 * time.Second,
 						OpenTimeout: 10 * time.Second, HalfOpenProbes: 2, ProbeTimeout: 20 * time.Second},

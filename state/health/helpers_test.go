@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyard/switchyard/configs/policy"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -134,11 +136,19 @@ func (f *fixture) providerStatus(t *testing.T, provider string) ProviderStatus {
 }
 
 // scenarioConfig is the configuration the timed scenarios of these tests
-// were written for: the defaults with the breaker open 30 s and closing
-// after 3 probes, which tell the probe steps apart better than the
-// specification's 60 s and 2 (the defaults, checked in config_test.go).
+// were written for: the quick profile (issue 4's thresholds: degraded
+// from 1 % errors, removed above 5 % at once), with the breaker open 30 s
+// and closing after 3 probes, which tell the probe steps apart better than
+// the specification's 60 s and 2 (the defaults, checked in
+// config_test.go).
 func scenarioConfig() Config {
-	c := DefaultConfig()
+	c := quickConfig()
 	c.Breaker.OpenTimeout, c.Breaker.HalfOpenProbes = 30*time.Second, 3
+	return c
+}
+
+// quickConfig is the quick profile.
+func quickConfig() Config {
+	c, _ := policy.HealthProfile("quick")
 	return c
 }

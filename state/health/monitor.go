@@ -34,6 +34,9 @@ type Monitor struct {
 	outageHook func(Outage)
 	outages    []Outage // breakers opened under mu, told to outageHook after it is released
 
+	degradedHook func(provider, model string)
+	degraded     [][2]string // models turned degraded under mu, told to degradedHook after it is released
+
 	inflight inflight
 }
 
@@ -59,16 +62,26 @@ type model struct {
 	status    status
 	heldUntil time.Time // a failed canary keeps the model unavailable until then
 	judged    judgement
+	// overSince is when the error rate went past its unavailable bound,
+	// zero while it is not: the model is removed once that has held
+	// Config.UnavailableFor.
+	overSince time.Time
+	// shared are the model's attempts in other replicas' windows
+	// (SetShared), counted with its own.
+	shared        Counts
+	sharedVersion uint64
 }
 
 // judgement caches what a window said, keyed by the window's version and
 // the config generation.
 type judgement struct {
-	version, gen uint64
-	valid        bool
-	stats        Stats
-	state        State
-	reason       string
+	version, gen, shared uint64
+	valid                bool
+	stats                Stats
+	state                State
+	reason               string
+	// errorOnly: the error rate alone is past its unavailable bound.
+	errorOnly bool
 }
 
 // New returns a monitor with thresholds cfg, reading time from now (the
@@ -385,6 +398,18 @@ func (m *Monitor) evalProvider(p *provider, now time.Time) {
 func (m *Monitor) evalModel(p *provider, md *model, now time.Time) {
 	j := m.judge(md, now)
 	st, why := j.state, j.reason
+	switch {
+	case !j.errorOnly:
+		md.overSince = time.Time{}
+	case m.cfg.UnavailableFor > 0:
+		if md.overSince.IsZero() {
+			md.overSince = now
+		}
+		if held := now.Sub(md.overSince); held < m.cfg.UnavailableFor {
+			// The seed's level 2: removed only once it has held.
+			st, why = Degraded, why+" for "+Duration(held.Truncate(time.Second)).String()+" of "+Duration(m.cfg.UnavailableFor).String()
+		}
+	}
 	if now.Before(md.heldUntil) {
 		st, why = Unavailable, "failure during canary"
 	}
@@ -396,12 +421,13 @@ func (m *Monitor) evalModel(p *provider, md *model, now time.Time) {
 func (m *Monitor) judge(md *model, now time.Time) judgement {
 	w := md.window
 	w.advance(w.epochOf(m.age(now)))
-	if j := md.judged; j.valid && j.version == w.version && j.gen == m.gen {
+	if j := md.judged; j.valid && j.version == w.version && j.gen == m.gen && j.shared == md.sharedVersion {
 		return j
 	}
 	s := w.stats()
-	st, why := judge(s, &m.cfg)
-	md.judged = judgement{version: w.version, gen: m.gen, valid: true, stats: s, state: st, reason: why}
+	s.addShared(md.shared)
+	st, why, errorOnly := judgeErrors(s, &m.cfg)
+	md.judged = judgement{version: w.version, gen: m.gen, shared: md.sharedVersion, valid: true, stats: s, state: st, reason: why, errorOnly: errorOnly}
 	return md.judged
 }
 
@@ -435,6 +461,9 @@ func (m *Monitor) noteChange(ch change, s *status, provider, model string) {
 			level = slog.LevelError
 		case Degraded:
 			level = slog.LevelWarn
+			if model != "" && ch.from == Healthy && m.degradedHook != nil {
+				m.degraded = append(m.degraded, [2]string{provider, model})
+			}
 		}
 		m.note(level, subject+" "+ch.to.String(), with(slog.String("from", ch.from.String()), slog.String("reason", s.reason))...)
 	}
@@ -450,13 +479,17 @@ func (m *Monitor) noteChange(ch change, s *status, provider, model string) {
 // so that a slow log handler never holds up routing.
 func (m *Monitor) unlock() {
 	pending, outages, hook := m.pending, m.outages, m.outageHook
-	m.pending, m.outages = nil, nil
+	degraded, onDegraded := m.degraded, m.degradedHook
+	m.pending, m.outages, m.degraded = nil, nil, nil
 	m.mu.Unlock()
 	for _, e := range pending {
 		m.log.LogAttrs(context.Background(), e.level, e.msg, e.attrs...)
 	}
 	for _, o := range outages {
 		hook(o)
+	}
+	for _, d := range degraded {
+		onDegraded(d[0], d[1])
 	}
 }
 

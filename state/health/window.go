@@ -257,14 +257,22 @@ func (w *window) stats() Stats {
 // the bound of the state it gives; signals with fewer than MinSamples
 // samples behind them are ignored.
 func judge(s Stats, c *Config) (State, string) {
+	st, why, _ := judgeErrors(s, c)
+	return st, why
+}
+
+// judgeErrors is judge, and whether the error rate is the only signal past
+// its unavailable bound (the one Config.UnavailableFor holds back).
+func judgeErrors(s Stats, c *Config) (State, string, bool) {
 	errorsKnown := s.Requests >= c.MinSamples
 	latencyKnown := s.LatencySamples >= c.MinSamples
 	quotaKnown := s.Quota >= 0
 	var down, weak []string
+	errorDown := false
 	if errorsKnown {
 		rate := "error rate " + percent(s.ErrorRate)
 		if s.ErrorRate > c.Unavailable.ErrorRate {
-			down = append(down, rate+" > "+percent(c.Unavailable.ErrorRate))
+			down, errorDown = append(down, rate+" > "+percent(c.Unavailable.ErrorRate)), true
 		} else if s.ErrorRate >= c.Healthy.ErrorRate {
 			weak = append(weak, rate+" ≥ "+percent(c.Healthy.ErrorRate))
 		}
@@ -287,11 +295,11 @@ func judge(s Stats, c *Config) (State, string) {
 	}
 	switch {
 	case len(down) > 0:
-		return Unavailable, strings.Join(down, ", ")
+		return Unavailable, strings.Join(down, ", "), errorDown && len(down) == 1
 	case len(weak) > 0:
-		return Degraded, strings.Join(weak, ", ")
+		return Degraded, strings.Join(weak, ", "), false
 	}
-	return Healthy, ""
+	return Healthy, "", false
 }
 
 // percent formats a fraction as a percentage with at most one decimal.

@@ -198,6 +198,7 @@ func budgetKey(tenant string, lines []store.BudgetLine) string {
 		k = append(append(k, 0), l.Scope.Tenant...)
 		k = append(append(k, 0), l.Scope.App...)
 		k = append(append(k, 0), l.Scope.Key...)
+		k = append(append(k, 0), l.Scope.Tag...)
 		k = strconv.AppendInt(append(k, 0), int64(l.Period), 10)
 		k = strconv.AppendInt(append(k, 0), l.Limit, 10)
 	}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ func genRecords(n int, seed uint64) []Record {
 	tenants := []string{"acme", "globex", "initech"}
 	apps := []string{"web", "batch", ""}
 	models := [][2]string{{"gpt-4o", "openai"}, {"claude-sonnet", "anthropic"}, {"gemini-flash", "gemini"}}
+	teams, features := []string{"search", "ads", "infra"}, []string{"summarize", "chat"}
 	out := make([]Record, n)
 	for i := range out {
 		m := models[rng.IntN(len(models))]
@@ -58,6 +60,18 @@ func genRecords(n int, seed uint64) []Record {
 			r.Provider, r.SavedMicros, r.CostMicros = "cache", r.CostMicros+1, 0
 		case 6: // traced
 			r.TraceID = fmt.Sprintf("%032x", rng.Uint64())
+		}
+		// Most requests carry tags, some none; a team, and a feature on
+		// some; a few sessions.
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			r.Tags = map[string]string{"team": teams[rng.IntN(len(teams))]}
+		default:
+			r.Tags = map[string]string{"team": teams[rng.IntN(len(teams))], "feature": features[rng.IntN(len(features))]}
+		}
+		if rng.IntN(3) == 0 {
+			r.SessionID = fmt.Sprintf("session-%d", rng.IntN(5))
 		}
 		out[i] = r
 	}
@@ -99,6 +113,8 @@ func TestInsertRoundTrip(t *testing.T) {
 				Status: 200, CacheHit: true, StrongCostMicros: 12_345_678_901, SavedMicros: 8_765_432_109,
 				TraceID:     "4bf92f3577b34da6a3ce929d0e0e4736",
 				RouteReason: "fallback: claude-sonnet after gpt-4o",
+				Tags:        map[string]string{"team": "search", "cost-center": "4711", "env": "prod"},
+				SessionID:   "d9194fc7-8693-41a9-87d3-22c2adba20dc",
 				Domain:      "00c0ffee0badf00d", RoutingScore: 0.6180339887498949,
 			},
 			{RequestID: "bare", Time: t0},
@@ -135,6 +151,8 @@ func TestInsertIsIdempotent(t *testing.T) {
 		rs := genRecords(20, 1)
 		dup := rs[3]
 		dup.CostMicros = 1 // a retry never changes the row already there
+		// nor its tags: not the row's, nor those the usage API reads
+		dup.Tags = map[string]string{"team": "intruder", "added": "yes"}
 		steps := []struct {
 			name      string
 			batch     []Record
@@ -162,8 +180,17 @@ func TestInsertIsIdempotent(t *testing.T) {
 		}
 		got := readAll(t, db, Filter{Tenant: rs[3].Tenant})
 		for _, r := range got {
-			if r.RequestID == rs[3].RequestID && r.CostMicros != rs[3].CostMicros {
-				t.Errorf("row %s: got cost %d, want the first write's %d", r.RequestID, r.CostMicros, rs[3].CostMicros)
+			if r.RequestID == rs[3].RequestID && (r.CostMicros != rs[3].CostMicros || !maps.Equal(r.Tags, rs[3].Tags)) {
+				t.Errorf("row %s: got cost %d and tags %v, want the first write's %d and %v", r.RequestID, r.CostMicros, r.Tags, rs[3].CostMicros, rs[3].Tags)
+			}
+		}
+		for _, key := range []string{"team", "added"} {
+			rows, err := db.Query(t.Context(), Filter{RequestID: dup.RequestID}, ByTag(key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1 || rows[0].Tag != rs[3].Tags[key] {
+				t.Errorf("the request by tag %s: %+v, want the first write's %q", key, rows, rs[3].Tags[key])
 			}
 		}
 	})
@@ -217,6 +244,14 @@ func TestQueryEqualsSumOfRows(t *testing.T) {
 			{"nothing in range", Filter{From: last.Add(time.Hour)}, []Dimension{ByTenant}},
 			{"nothing in range, ungrouped", Filter{From: last.Add(time.Hour)}, nil},
 			{"unknown tenant", Filter{Tenant: "nobody"}, nil},
+			{"by a tag", Filter{}, []Dimension{ByTag("team")}},
+			{"by tenant and a tag", Filter{}, []Dimension{ByTenant, ByTag("feature")}},
+			{"by a tag no request has", Filter{}, []Dimension{ByTag("nobody")}},
+			{"by session", Filter{}, []Dimension{BySession}},
+			{"one tag", Filter{Tags: map[string]string{"team": "ads"}}, []Dimension{ByModel}},
+			{"two tags, by a third dimension", Filter{Tags: map[string]string{"team": "ads", "feature": "chat"}}, []Dimension{ByTenant}},
+			{"a tag, by that tag", Filter{Tags: map[string]string{"team": "ads"}}, []Dimension{ByTag("team")}},
+			{"one session of a tenant in a range", Filter{From: mid, Tenant: "acme", Session: "session-1"}, []Dimension{ByTag("team")}},
 			{"sub-microsecond bound", Filter{From: rs[10].Time.Add(-time.Nanosecond), To: rs[10].Time.Add(time.Nanosecond)}, nil},
 		}
 		for _, tt := range tests {
@@ -255,8 +290,13 @@ func sumBy(rs []Record, f Filter, by []Dimension) []Row {
 		}
 		var g Group
 		for _, d := range by {
+			if k := d.TagKey(); k != "" {
+				g.Tag = r.Tags[k]
+				continue
+			}
 			*g.field(d) = map[Dimension]string{
 				ByTenant: r.Tenant, ByApp: r.App, ByModel: r.Model(), ByProvider: r.Provider, ByKey: r.KeyName, ByRoute: r.Route,
+				BySession: r.SessionID,
 			}[d]
 		}
 		k, ok := index[g]
@@ -287,6 +327,7 @@ func TestQueryRejectsBadDimensions(t *testing.T) {
 	}{
 		{"unknown", []Dimension{"tenant; DROP TABLE usage_records"}, "unknown dimension"},
 		{"twice", []Dimension{ByTenant, ByTenant}, "given twice"},
+		{"two tags", []Dimension{ByTag("team"), ByTag("feature")}, "one tag dimension"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,7 +346,8 @@ func TestRecordsFilters(t *testing.T) {
 		if _, err := db.Insert(t.Context(), rs); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []Filter{{}, {Tenant: "acme", App: "batch"}, {From: rs[50].Time, To: rs[150].Time, Model: "claude-sonnet"}} {
+		for _, f := range []Filter{{}, {Tenant: "acme", App: "batch"}, {From: rs[50].Time, To: rs[150].Time, Model: "claude-sonnet"},
+			{Tags: map[string]string{"team": "search"}, Session: "session-2"}} {
 			var want []Record
 			for _, r := range normalizedAll(rs) {
 				if f.Match(&r) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +23,10 @@ type DB struct {
 	version int
 
 	// inserts are the prepared INSERT statements, by rows per statement
-	// (insertSizes).
-	mu      sync.Mutex
-	inserts map[int]*sql.Stmt
+	// (insertSizes); insertTag the one of a tag row.
+	mu        sync.Mutex
+	inserts   map[int]*sql.Stmt
+	insertTag *sql.Stmt
 }
 
 // dialect is what one engine does its own way.
@@ -74,7 +76,7 @@ var insertColumns = []string{
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
 	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
 	"strong_cost_micro_usd", "saved_micro_usd", "price_source", "trace_id", "route_reason",
-	"domain", "routing_score",
+	"tags", "session_id", "domain", "routing_score",
 }
 
 // insertSizes are the rows one INSERT statement takes, largest first: a
@@ -92,14 +94,29 @@ func (db *DB) values(r *Record) ([]any, error) {
 	if r.FallbackReasons == nil {
 		reasons = []byte("[]")
 	}
+	tags, err := tagsJSON(r.Tags)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		r.RequestID, db.d.timeValue(r.Time), r.Tenant, r.App, r.KeyName, r.Route,
 		r.RequestedModel, r.ServedModel, r.Provider, r.Model(), r.Stream, int64(r.Attempts),
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
 		r.UsageEstimated, r.StrongCostMicros, r.SavedMicros, r.PriceSource, r.TraceID, r.RouteReason,
-		r.Domain, r.RoutingScore,
+		tags, r.SessionID, r.Domain, r.RoutingScore,
 	}, nil
+}
+
+// tagsJSON is the tags column of a record: its tags as a JSON object,
+// keys sorted (encoding/json sorts them), so the same tags are always the
+// same text; "{}" for none.
+func tagsJSON(tags map[string]string) (string, error) {
+	if len(tags) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(tags)
+	return string(b), err
 }
 
 // Insert implements [Ledger.Insert]. Records are stored normalised: see
@@ -118,6 +135,7 @@ func (db *DB) Insert(ctx context.Context, records []Record) (n int, err error) {
 		}
 	}()
 	args := make([]any, 0, insertSizes[0]*len(insertColumns))
+	var tagged []Record
 	for len(records) > 0 {
 		size := insertSizes[len(insertSizes)-1]
 		for _, s := range insertSizes {
@@ -137,6 +155,9 @@ func (db *DB) Insert(ctx context.Context, records []Record) (n int, err error) {
 				return 0, err
 			}
 			args = append(args, v...)
+			if len(r.Tags) > 0 {
+				tagged = append(tagged, r)
+			}
 		}
 		records = records[size:]
 		st, err := db.insert(ctx, size)
@@ -153,10 +174,60 @@ func (db *DB) Insert(ctx context.Context, records []Record) (n int, err error) {
 		}
 		n += int(k)
 	}
+	if err := db.writeTags(ctx, tx, tagged); err != nil {
+		return 0, err
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// writeTags writes a row of usage_tags for each tag of the (normalised)
+// records, in the transaction that wrote them. A tag row goes in only
+// when the ledger's row of its request holds the same tags: a record
+// written again with other tags (a retried batch cannot, but a client
+// choosing its request ID could) changes nothing, like its row.
+func (db *DB) writeTags(ctx context.Context, tx *sql.Tx, records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	st, err := db.tagStatement(ctx)
+	if err != nil {
+		return err
+	}
+	st = tx.StmtContext(ctx, st)
+	for i := range records {
+		r := &records[i]
+		tags, err := tagsJSON(r.Tags)
+		if err != nil {
+			return err
+		}
+		for k, v := range r.Tags {
+			if _, err := st.ExecContext(ctx, r.RequestID, k, v, r.RequestID, tags); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tagStatement is the prepared statement of one tag row.
+func (db *DB) tagStatement(ctx context.Context) (*sql.Stmt, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.insertTag != nil {
+		return db.insertTag, nil
+	}
+	p := db.d.param
+	st, err := db.db.PrepareContext(ctx, "INSERT INTO usage_tags (request_id, tag_key, tag_value) SELECT CAST("+
+		p(1)+" AS TEXT), CAST("+p(2)+" AS TEXT), CAST("+p(3)+" AS TEXT) WHERE EXISTS (SELECT 1 FROM usage_records WHERE request_id = "+
+		p(4)+" AND tags = "+p(5)+") ON CONFLICT (request_id, tag_key) DO NOTHING")
+	if err != nil {
+		return nil, err
+	}
+	db.insertTag = st
+	return st, nil
 }
 
 // insert is the prepared statement inserting rows records.
@@ -206,34 +277,42 @@ func (db *DB) classify(err error) error {
 
 var errNoRequestID = errors.New("record without a request ID")
 
-// where renders f as a WHERE clause with numbered parameters.
-func (db *DB) where(f Filter) (string, []any) {
+// where renders f as a WHERE clause whose parameters are numbered after
+// args, and returns args with its own.
+func (db *DB) where(f Filter, args []any) (string, []any) {
 	var conds []string
-	var args []any
 	add := func(cond string, v any) {
 		args = append(args, v)
 		conds = append(conds, cond+" "+db.d.param(len(args)))
 	}
 	if !f.From.IsZero() {
-		add("occurred_at >=", db.d.timeValue(f.From.UTC().Truncate(time.Microsecond)))
+		add("usage_records.occurred_at >=", db.d.timeValue(f.From.UTC().Truncate(time.Microsecond)))
 	}
 	if !f.To.IsZero() {
-		add("occurred_at <", db.d.timeValue(f.To.UTC().Truncate(time.Microsecond)))
+		add("usage_records.occurred_at <", db.d.timeValue(f.To.UTC().Truncate(time.Microsecond)))
 	}
 	if f.RequestID != "" {
-		add("request_id =", f.RequestID)
+		add("usage_records.request_id =", f.RequestID)
 	}
 	if f.Tenant != "" {
-		add("tenant =", f.Tenant)
+		add("usage_records.tenant =", f.Tenant)
 	}
 	if f.App != "" {
-		add("app =", f.App)
+		add("usage_records.app =", f.App)
 	}
 	if f.Model != "" {
-		add("model =", f.Model)
+		add("usage_records.model =", f.Model)
+	}
+	if f.Session != "" {
+		add("usage_records.session_id =", f.Session)
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Tags)) {
+		args = append(args, k, f.Tags[k])
+		conds = append(conds, "EXISTS (SELECT 1 FROM usage_tags ft WHERE ft.request_id = usage_records.request_id AND ft.tag_key = "+
+			db.d.param(len(args)-1)+" AND ft.tag_value = "+db.d.param(len(args))+")")
 	}
 	if len(conds) == 0 {
-		return "", nil
+		return "", args
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
@@ -248,24 +327,39 @@ const totalsSQL = `COUNT(*),
 	CAST(COALESCE(SUM(cost_micro_usd), 0) AS BIGINT),
 	CAST(COALESCE(SUM(saved_micro_usd), 0) AS BIGINT)`
 
-// Query implements [Ledger.Query].
+// Query implements [Ledger.Query]. A tag dimension joins each record to
+// its row of that tag, if any (usage_tags holds at most one per request
+// and key), so no record is counted twice.
 func (db *DB) Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, error) {
 	cols := make([]string, len(by))
+	var (
+		join string
+		args []any
+	)
 	for i, d := range by {
+		if slices.Contains(by[:i], d) {
+			return nil, fmt.Errorf("ledger: dimension %q given twice", string(d))
+		}
+		if key := d.TagKey(); key != "" {
+			if join != "" {
+				return nil, fmt.Errorf("ledger: one tag dimension at a time, not %q and another", string(d))
+			}
+			args = append(args, key)
+			join = " LEFT JOIN usage_tags tg ON tg.request_id = usage_records.request_id AND tg.tag_key = " + db.d.param(len(args))
+			cols[i] = "COALESCE(tg.tag_value, '')"
+			continue
+		}
 		c, err := d.column()
 		if err != nil {
 			return nil, err
 		}
-		if slices.Contains(by[:i], d) {
-			return nil, fmt.Errorf("ledger: dimension %q given twice", string(d))
-		}
-		cols[i] = c
+		cols[i] = "usage_records." + c
 	}
-	where, args := db.where(f)
+	where, args := db.where(f, args)
 	q := "SELECT " + totalsSQL + " FROM usage_records" + where
 	if len(cols) > 0 {
 		list := strings.Join(cols, ", ")
-		q = "SELECT " + list + ", " + totalsSQL + " FROM usage_records" + where + " GROUP BY " + list + " ORDER BY " + list
+		q = "SELECT " + list + ", " + totalsSQL + " FROM usage_records" + join + where + " GROUP BY " + list + " ORDER BY " + list
 	}
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -296,7 +390,7 @@ func (db *DB) Query(ctx context.Context, f Filter, by ...Dimension) ([]Row, erro
 // normalised; requests with the same time come in request ID order.
 func (db *DB) Records(ctx context.Context, f Filter) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
-		where, args := db.where(f)
+		where, args := db.where(f, nil)
 		rows, err := db.db.QueryContext(ctx, "SELECT "+strings.Join(insertColumns, ", ")+
 			" FROM usage_records"+where+" ORDER BY occurred_at, request_id", args...)
 		if err != nil {
@@ -320,7 +414,7 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 	var (
 		r                       Record
 		at                      dbTime
-		model, reasons          string
+		model, reasons, tags    string
 		attempts, status        int64
 		latencyUS, firstTokenUS int64
 	)
@@ -328,10 +422,16 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
 		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated,
-		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason,
+		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason, &tags, &r.SessionID,
 		&r.Domain, &r.RoutingScore)
 	if err != nil {
 		return Record{}, err
+	}
+	if err := json.Unmarshal([]byte(tags), &r.Tags); err != nil {
+		return Record{}, fmt.Errorf("ledger: record %s: tags: %w", r.RequestID, err)
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
 	}
 	if err := json.Unmarshal([]byte(reasons), &r.FallbackReasons); err != nil {
 		return Record{}, fmt.Errorf("ledger: record %s: fallback_reasons: %w", r.RequestID, err)
@@ -372,7 +472,10 @@ func (db *DB) Close() error {
 	for _, st := range db.inserts {
 		st.Close()
 	}
-	db.inserts = nil
+	if db.insertTag != nil {
+		db.insertTag.Close()
+	}
+	db.inserts, db.insertTag = nil, nil
 	db.mu.Unlock()
 	return db.db.Close()
 }

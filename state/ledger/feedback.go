@@ -76,7 +76,7 @@ func (db *DB) Rate(ctx context.Context, r Rating) error {
 
 // Quality implements [Ledger.Quality].
 func (db *DB) Quality(ctx context.Context, f Filter) ([]Quality, error) {
-	where, args := db.where(f)
+	where, args := db.where(f, nil)
 	q := `SELECT u.route, u.tenant, u.model, COUNT(*),
 	CAST(COALESCE(SUM(CASE WHEN u.strong_cost_micro_usd > 0 THEN 1 ELSE 0 END), 0) AS BIGINT),
 	CAST(COALESCE(SUM(CASE WHEN u.strong_cost_micro_usd > 0 THEN u.cost_micro_usd ELSE 0 END), 0) AS BIGINT),

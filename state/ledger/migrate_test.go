@@ -169,7 +169,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		if got, want := db.SchemaVersion(), len(ms); got != want {
 			t.Errorf("schema version: got %d, want %d", got, want)
 		}
-		want := []string{"usage_records_model_time", "usage_records_tenant_app_time", "usage_records_time"}
+		want := []string{"usage_records_model_time", "usage_records_session_time", "usage_records_tenant_app_time", "usage_records_time"}
 		if d := cmp.Diff(want, indexes(t, e, db.db)); d != "" {
 			t.Errorf("indexes (-want +got):\n%s", d)
 		}
@@ -181,8 +181,9 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Errorf("totals after the upgrade (-want +got):\n%s", d)
 		}
 		for r, err := range db.Records(t.Context(), Filter{}) {
-			if err != nil || r.UsageEstimated || r.PriceSource != "" {
-				t.Fatalf("a row written at version 1 reads back with usage_estimated %v, price_source %q, %v; want false and empty", r.UsageEstimated, r.PriceSource, err)
+			if err != nil || r.UsageEstimated || r.PriceSource != "" || r.Tags != nil || r.SessionID != "" {
+				t.Fatalf("a row written at version 1 reads back with usage_estimated %v, price_source %q, tags %v, session %q, %v; want false and nothing",
+					r.UsageEstimated, r.PriceSource, r.Tags, r.SessionID, err)
 			}
 		}
 	})

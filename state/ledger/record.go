@@ -64,6 +64,12 @@ type Record struct {
 	// RouteReason says in a few words why the router chose the plan, as
 	// X-Switchyard-Route-Reason does; empty when no plan was made.
 	RouteReason string
+	// Tags are the request's billing tags, key to value; nil when it has
+	// none.
+	Tags map[string]string
+	// SessionID names the client's session the request belongs to (an
+	// agent's conversation); empty when none was given.
+	SessionID string
 	// Domain is the request's domain on a route that learns domain
 	// priors: the fingerprint of its system prompt, 16 hex digits (with
 	// Tenant and App it names the domain); empty elsewhere. RoutingScore
@@ -95,12 +101,21 @@ func (r Record) normalized() Record {
 	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
 	for _, s := range []*string{
 		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
-		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID, &r.RouteReason, &r.Domain,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID, &r.RouteReason, &r.SessionID, &r.Domain,
 	} {
 		*s = cleanText(*s)
 	}
 	if math.IsNaN(r.RoutingScore) || math.IsInf(r.RoutingScore, 0) {
 		r.RoutingScore = 0 // neither engine stores it as the same value
+	}
+	if len(r.Tags) == 0 {
+		r.Tags = nil
+	} else {
+		tags := make(map[string]string, len(r.Tags))
+		for k, v := range r.Tags {
+			tags[cleanText(k)] = cleanText(v)
+		}
+		r.Tags = tags
 	}
 	if r.FallbackReasons != nil {
 		reasons := make([]string, len(r.FallbackReasons))
@@ -137,6 +152,10 @@ type Filter struct {
 	App       string
 	// Model matches [Record.Model].
 	Model string
+	// Session selects the requests of one client session.
+	Session string
+	// Tags selects the requests that carry every one of these tags.
+	Tags map[string]string
 }
 
 // Match reports whether f selects r; it is the rule the SQL implements.
@@ -147,7 +166,19 @@ func (f Filter) Match(r *Record) bool {
 		(f.RequestID == "" || f.RequestID == r.RequestID) &&
 		(f.Tenant == "" || f.Tenant == r.Tenant) &&
 		(f.App == "" || f.App == r.App) &&
-		(f.Model == "" || f.Model == r.Model())
+		(f.Model == "" || f.Model == r.Model()) &&
+		(f.Session == "" || f.Session == r.SessionID) &&
+		hasTags(r.Tags, f.Tags)
+}
+
+// hasTags reports whether tags holds every tag of want.
+func hasTags(tags, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := tags[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Dimension is a column that usage can be grouped by.
@@ -161,7 +192,23 @@ const (
 	ByProvider Dimension = "provider"
 	ByKey      Dimension = "key"
 	ByRoute    Dimension = "route"
+	BySession  Dimension = "session"
 )
+
+// tagPrefix starts a dimension by the value of one tag.
+const tagPrefix = "tag:"
+
+// ByTag is the dimension of a tag's value: requests without the tag
+// group as the empty string. A query groups by one tag at most.
+func ByTag(key string) Dimension { return Dimension(tagPrefix + key) }
+
+// TagKey is the tag a dimension groups by, "" for the other dimensions.
+func (d Dimension) TagKey() string {
+	if k, ok := strings.CutPrefix(string(d), tagPrefix); ok {
+		return k
+	}
+	return ""
+}
 
 // column is the ledger column behind a dimension; only these strings are
 // ever spliced into SQL.
@@ -179,6 +226,8 @@ func (d Dimension) column() (string, error) {
 		return "key_name", nil
 	case ByRoute:
 		return "route", nil
+	case BySession:
+		return "session_id", nil
 	}
 	return "", fmt.Errorf("ledger: unknown dimension %q", string(d))
 }
@@ -192,6 +241,10 @@ type Group struct {
 	Provider string `json:"provider,omitempty"`
 	Key      string `json:"key,omitempty"`
 	Route    string `json:"route,omitempty"`
+	Session  string `json:"session,omitempty"`
+	// Tag is the value of the tag the rows were grouped by (the report
+	// names its key); "" for the requests without it.
+	Tag string `json:"tag,omitempty"`
 }
 
 func (g *Group) field(d Dimension) *string {
@@ -206,8 +259,12 @@ func (g *Group) field(d Dimension) *string {
 		return &g.Provider
 	case ByKey:
 		return &g.Key
-	default: // ByRoute; Query validates dimensions before it scans
+	case BySession:
+		return &g.Session
+	case ByRoute:
 		return &g.Route
+	default: // a tag; Query validates dimensions before it scans
+		return &g.Tag
 	}
 }
 

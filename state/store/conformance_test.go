@@ -709,6 +709,7 @@ func testKeyLifecycle(t *testing.T, newReplica func(Clock) Store) {
 		Hash: HashKey("sk-sy-one"), Name: "web-prod", Tenant: "acme", App: "web",
 		Models: []string{"gpt-4o", "claude-sonnet"}, Created: t0,
 		Limits: KeyLimits{RequestsPerMinute: 60, DailyBudget: 5_000_000, ReplenishRate: 0.5, BurstCapacity: 3},
+		Tags:   map[string]string{"team": "search", "env": "prod"},
 	}
 	k2 := KeyRecord{Hash: HashKey("sk-sy-two"), Name: "batch", Tenant: "acme", Created: t0.Add(time.Hour)}
 	k3 := KeyRecord{Hash: HashKey("sk-sy-three"), Name: "ops", Tenant: "globex", Created: t0.Add(-time.Hour)}

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -514,7 +515,7 @@ func (m *Memory) Key(_ context.Context, hash string) (KeyRecord, error) {
 	if !ok {
 		return KeyRecord{}, ErrNotFound
 	}
-	rec.Models = slices.Clone(rec.Models)
+	rec.Models, rec.Tags = slices.Clone(rec.Models), maps.Clone(rec.Tags)
 	return rec, nil
 }
 
@@ -543,7 +544,7 @@ func (m *Memory) TenantKeys(_ context.Context, tenant string) ([]KeyRecord, erro
 			if _, ok := m.liveKey(hash); !ok {
 				continue
 			}
-			rec.Models = slices.Clone(rec.Models)
+			rec.Models, rec.Tags = slices.Clone(rec.Models), maps.Clone(rec.Tags)
 			out = append(out, rec)
 		}
 	}

@@ -349,12 +349,13 @@ func (r *Redis) Sweep(ctx context.Context) (int, error) {
 // keyDoc is the stored form of a KeyRecord; revocation lives beside it in its
 // own hash field so that revoking never rewrites the record.
 type keyDoc struct {
-	Name    string    `json:"name"`
-	Tenant  string    `json:"tenant"`
-	App     string    `json:"app,omitempty"`
-	Models  []string  `json:"models,omitempty"`
-	Limits  KeyLimits `json:"limits"`
-	Created time.Time `json:"created"`
+	Name    string            `json:"name"`
+	Tenant  string            `json:"tenant"`
+	App     string            `json:"app,omitempty"`
+	Models  []string          `json:"models,omitempty"`
+	Limits  KeyLimits         `json:"limits"`
+	Tags    map[string]string `json:"tags,omitempty"`
+	Created time.Time         `json:"created"`
 }
 
 // PutKey implements KeyRing.
@@ -363,7 +364,7 @@ func (r *Redis) PutKey(ctx context.Context, rec KeyRecord) error {
 		return err
 	}
 	rec = rec.normalised()
-	doc, err := json.Marshal(keyDoc{Name: rec.Name, Tenant: rec.Tenant, App: rec.App, Models: rec.Models, Limits: rec.Limits, Created: rec.Created})
+	doc, err := json.Marshal(keyDoc{Name: rec.Name, Tenant: rec.Tenant, App: rec.App, Models: rec.Models, Limits: rec.Limits, Tags: rec.Tags, Created: rec.Created})
 	if err != nil {
 		return fmt.Errorf("store put_key: %w", err)
 	}
@@ -397,7 +398,7 @@ func decodeKey(hash, doc, revoked string) (KeyRecord, error) {
 	if err := json.Unmarshal([]byte(doc), &d); err != nil {
 		return KeyRecord{}, fmt.Errorf("store key: decode record: %w", err)
 	}
-	rec := KeyRecord{Hash: hash, Name: d.Name, Tenant: d.Tenant, App: d.App, Models: d.Models, Limits: d.Limits, Created: d.Created.UTC()}
+	rec := KeyRecord{Hash: hash, Name: d.Name, Tenant: d.Tenant, App: d.App, Models: d.Models, Limits: d.Limits, Tags: d.Tags, Created: d.Created.UTC()}
 	if revoked != "" {
 		us, err := strconv.ParseInt(revoked, 10, 64)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -122,9 +123,13 @@ type Scope struct {
 	Tenant string
 	App    string // optional
 	Key    string // optional: the key's name, never the key
+	// Tag is optional: the tenant's requests carrying one tag, named as
+	// the caller's quota names it.
+	Tag string
 }
 
-// String renders "tenant:acme", "tenant:acme/app:web" or "tenant:acme/key:k1".
+// String renders "tenant:acme", "tenant:acme/app:web", "tenant:acme/key:k1"
+// or "tenant:acme/tag:team=search".
 func (s Scope) String() string {
 	var b strings.Builder
 	b.WriteString("tenant:" + s.Tenant)
@@ -133,6 +138,9 @@ func (s Scope) String() string {
 	}
 	if s.Key != "" {
 		b.WriteString("/key:" + s.Key)
+	}
+	if s.Tag != "" {
+		b.WriteString("/tag:" + s.Tag)
 	}
 	return b.String()
 }
@@ -167,12 +175,14 @@ type ReservationID struct {
 // KeyRecord is a virtual key issued at runtime. Only the key's SHA-256 is
 // stored; see HashKey.
 type KeyRecord struct {
-	Hash    string // lowercase hex SHA-256 of the key
-	Name    string
-	Tenant  string
-	App     string   // optional: the one app the key may act as
-	Models  []string // allowlist; empty means the tenant's models
-	Limits  KeyLimits
+	Hash   string // lowercase hex SHA-256 of the key
+	Name   string
+	Tenant string
+	App    string   // optional: the one app the key may act as
+	Models []string // allowlist; empty means the tenant's models
+	Limits KeyLimits
+	// Tags are the key's requests' tags where they set none of that key.
+	Tags    map[string]string
 	Created time.Time
 	// Revoked and RevokedAt are set by RevokeKey; PutKey ignores them.
 	Revoked   bool
@@ -252,7 +262,12 @@ func (s Scope) check() error {
 		}
 	}
 	if s.Key != "" {
-		return checkSegment("key name", s.Key)
+		if err := checkSegment("key name", s.Key); err != nil {
+			return err
+		}
+	}
+	if s.Tag != "" {
+		return checkSegment("tag", s.Tag)
 	}
 	return nil
 }
@@ -448,6 +463,7 @@ func (r KeyRecord) check() error {
 func (r KeyRecord) normalised() KeyRecord {
 	r.Created = r.Created.UTC()
 	r.Models = append([]string(nil), r.Models...)
+	r.Tags = maps.Clone(r.Tags)
 	r.Revoked, r.RevokedAt = false, time.Time{}
 	return r
 }

@@ -53,7 +53,7 @@ func (p *Passthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Ups
 		// The budget reservation covers the model's cap; an answer longer
 		// than it (max_tokens 100000 with an output-128k beta) would cost
 		// what no reservation held.
-		if asked, most := req.OutputCap(), t.Model.OutputLimit(req.OutputCap()); asked > most {
+		if asked, most := req.OutputCap(), t.OutputLimit(req.OutputCap()); asked > most {
 			body, err = jsonform.ReplaceMember(body, "max_tokens", strconv.Itoa(most))
 		}
 	}

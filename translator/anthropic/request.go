@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -28,7 +27,7 @@ func (tr *Translator) Request(req *openai.ChatRequest, _ []byte) (translator.Ups
 	}
 	out := request{
 		Model:         tr.t.Model.Upstream,
-		MaxTokens:     maxTokens(req, tr.t.Model),
+		MaxTokens:     maxTokens(req, tr.t),
 		System:        conv.system,
 		Messages:      conv.turns,
 		StopSequences: stopSequences(req.Stop),
@@ -81,12 +80,15 @@ func refuseUnsupported(req *openai.ChatRequest) *openai.Error {
 }
 
 // maxTokens is the client's cap, else the model's configured default,
-// never above the model's maximum output.
-func maxTokens(req *openai.ChatRequest, m *policy.Model) int {
-	if n := m.OutputLimit(req.OutputCap()); n > 0 {
+// never above the model's maximum output (nor, on a route that fits
+// output to the context window, above what the window leaves the
+// prompt). Anthropic requires one, so a request and a model without
+// any get fallbackMaxTokens.
+func maxTokens(req *openai.ChatRequest, t translator.Target) int {
+	if n := t.OutputLimit(req.OutputCap()); n > 0 {
 		return n
 	}
-	return m.OutputLimit(fallbackMaxTokens)
+	return t.OutputLimit(fallbackMaxTokens)
 }
 
 // temperature clamps OpenAI's 0–2 range to Anthropic's 0–1, as

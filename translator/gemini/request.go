@@ -500,5 +500,5 @@ func (tr *Translator) generationConfig(req *openai.ChatRequest) (generationConfi
 // outputCap is the model's output limit for the request (0 leaves the
 // provider's default).
 func (tr *Translator) outputCap(req *openai.ChatRequest) int {
-	return tr.t.Model.OutputLimit(req.OutputCap())
+	return tr.t.OutputLimit(req.OutputCap())
 }

@@ -63,7 +63,7 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	// The cap is always sent, the model's default when the client set
 	// none: the budget reserved for it, and the provider's own default
 	// may be far higher.
-	limit := tr.t.Model.OutputLimit(req.OutputCap())
+	limit := tr.t.OutputLimit(req.OutputCap())
 	streamOpts := req.Stream && q.streamOptions
 	dropTools := q.noToolChoice && req.ToolChoice != nil && req.ToolChoice.Mode == "none"
 	walkMessages := q.shortToolIDs || q.dropMessageName || (q.developerAsSystem && hasDeveloper(req))

@@ -75,7 +75,7 @@ func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (trans
 	model, _ := json.Marshal(t.Model.Upstream)
 	body, err := jsonform.ReplaceMember(raw, "model", string(model))
 	if err == nil {
-		body, err = outputCap(body, req, t.Model.OutputLimit)
+		body, err = outputCap(body, req, t.OutputLimit)
 	}
 	if err == nil && req != nil && req.PricedToolUses > 0 {
 		// The searches the reservation covers are the most OpenAI may run.

@@ -22,6 +22,7 @@ import (
 	skipv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/matcher/action/v3"
 	bufferv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/buffer/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	headermutationv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
 	localrlv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/local_ratelimit/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	codecv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
@@ -43,7 +44,10 @@ const (
 	// the router-level one: per-route filter configs are keyed by name, and
 	// the router level's per-route modes must not reach the attempts.
 	attemptFilterName = "switchyard.ext_proc.attempt"
-	localRLFilterName = "envoy.filters.http.local_ratelimit"
+	// answeredByFilterName names the header_mutation that marks a hedged
+	// request's answer with its provider (answeredBy).
+	answeredByFilterName = "switchyard.hedge.answered_by"
+	localRLFilterName    = "envoy.filters.http.local_ratelimit"
 	// clientRLFilterName is the bucket of each client credential, ahead of
 	// the listener's.
 	clientRLFilterName = "switchyard.client_ratelimit"
@@ -80,9 +84,12 @@ func connectionManager(p *policy.Policy, o Options) *hcmv3.HttpConnectionManager
 		// gateway would pay a new connection for every refusal too. ext_proc
 		// takes bodies buffered anyway.
 		&hcmv3.HttpFilter{Name: bufferFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&bufferv3.Buffer{MaxRequestBytes: u32(uint32(p.Gateway.MaxRequestBytes))})}},
-		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc())}},
-		&hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}},
+		&hcmv3.HttpFilter{Name: extProcFilterName, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(routerExtProc(p))}},
 	)
+	if hedges(p) {
+		filters = append(filters, answeredBy())
+	}
+	filters = append(filters, &hcmv3.HttpFilter{Name: "envoy.filters.http.router", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(router())}})
 	m := &hcmv3.HttpConnectionManager{
 		StatPrefix: "ingress",
 		CodecType:  hcmv3.HttpConnectionManager_AUTO,
@@ -181,7 +188,7 @@ func clientRateLimit(l policy.ClientRateLimit) *localrlv3.LocalRateLimit {
 // routerExtProc is the router-level ext_proc filter: it sees the whole
 // request and the response of the last attempt. Response bodies start
 // buffered; ext_proc switches a streamed answer to STREAMED.
-func routerExtProc() *extprocv3.ExternalProcessor {
+func routerExtProc(p *policy.Policy) *extprocv3.ExternalProcessor {
 	return &extprocv3.ExternalProcessor{
 		GrpcService: &corev3.GrpcService{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: contract.ExtProcCluster}}},
 		// Fail closed: without ext_proc nothing is authenticated.
@@ -191,7 +198,7 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 		AllowModeOverride:    true,
 		AllowedOverrideModes: contract.AllowedOverrides(),
 		MessageTimeout:       dur(extProcMessageTimeout),
-		MaxMessageTimeout:    dur(time.Minute),
+		MaxMessageTimeout:    dur(maxMessageTimeout(p)),
 		// x-envoy-max-retries is how ext_proc bounds the attempts of one
 		// request; Envoy only accepts x-envoy-* mutations when allowed. The
 		// request translated for its first attempt carries the provider's
@@ -201,6 +208,20 @@ func routerExtProc() *extprocv3.ExternalProcessor {
 			ReceivingNamespaces: &extprocv3.MetadataOptions_MetadataNamespaces{Untyped: []string{contract.RouteMetadataNamespace, contract.AccessLogMetadataNamespace}},
 		},
 	}
+}
+
+// maxMessageTimeout is the longest ext_proc may ask Envoy to wait for one
+// reply: a minute, or on a route with a hybrid mode its answer_timeout,
+// since ext_proc answers a hybrid request itself, once every call it
+// makes has answered (extproc/server/hybrid.go).
+func maxMessageTimeout(p *policy.Policy) time.Duration {
+	d := time.Minute
+	for _, r := range p.Routes {
+		if r.Hybrid != nil {
+			d = max(d, r.AnswerTimeout)
+		}
+	}
+	return d
 }
 
 // attemptExtProc is the per-attempt (upstream) ext_proc filter, for the
@@ -275,6 +296,33 @@ func router() *routerv3.Router {
 			{Name: "envoy.filters.http.upstream_codec", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&codecv3.UpstreamCodec{})}},
 		},
 	}
+}
+
+// answeredBy names, on the answer of a hedged request, the provider whose
+// answer won (contract.AnsweredByHeader), overwriting any header of that
+// name a provider sent. It stands after the router-level ext_proc, so the
+// answer passes it first, once the router has made the winner the
+// request's upstream host, whose metadata names its provider (Cluster). A
+// formatter in an attempt's own upstream filters would read the request's
+// latest attempt instead, and ext_proc there crashes Envoy 1.40 on a
+// hedge's failing attempt. Disabled, and enabled with its mutation on the
+// routes that hedge (answeredByRoute).
+func answeredBy() *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{
+		Name:       answeredByFilterName,
+		Disabled:   true,
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&headermutationv3.HeaderMutation{})},
+	}
+}
+
+// answeredByRoute enables answeredBy on a route.
+func answeredByRoute() *routev3.FilterConfig {
+	return &routev3.FilterConfig{Config: mustAny(&headermutationv3.HeaderMutationPerRoute{Mutations: &headermutationv3.Mutations{
+		ResponseMutations: []*mutationrulesv3.HeaderMutation{{Action: &mutationrulesv3.HeaderMutation_Append{Append: &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: contract.AnsweredByHeader, Value: "%UPSTREAM_METADATA(" + providerMetadataNamespace + ":provider)%"},
+			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}}}},
+	}})}
 }
 
 // attemptOutcomeHeaders are the provider response headers ext_proc reads

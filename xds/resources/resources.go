@@ -24,6 +24,10 @@ type Options struct {
 	CACertFile string
 }
 
+// providerMetadataNamespace holds, on a provider's cluster and host, the
+// provider's name (and on the cluster its kind).
+const providerMetadataNamespace = "switchyard"
+
 // DefaultCACertFile is where Debian and Envoy's image keep the system CAs.
 const DefaultCACertFile = "/etc/ssl/certs/ca-certificates.crt"
 
@@ -32,6 +36,9 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 	clusters := make([]types.Resource, 0, len(p.Providers))
 	for _, pr := range p.Providers {
 		clusters = append(clusters, Cluster(pr, p.Gateway.Edge, o))
+	}
+	for _, c := range hedgeClusters(p) {
+		clusters = append(clusters, c)
 	}
 	if t := p.Gateway.Tracing; t != nil {
 		clusters = append(clusters, tracingCluster(t, o))
@@ -71,7 +78,8 @@ func adsSource() *corev3.ConfigSource {
 }
 
 // Cluster is the cluster of one provider: DNS-resolved, TLS with SNI for
-// https, with the edge's breakers, retry budget and read-ahead bound.
+// https, with its own connection bounds and protocol (gateway.edge's by
+// default), and the edge's retry budget and read-ahead bound.
 func Cluster(p *policy.Provider, e policy.Edge, o Options) *clusterv3.Cluster {
 	c := &clusterv3.Cluster{
 		Name:                 p.Cluster,
@@ -85,33 +93,46 @@ func Cluster(p *policy.Provider, e policy.Edge, o Options) *clusterv3.Cluster {
 					Address:  socketAddress(p.Host, p.Port),
 					Hostname: p.Host,
 				}},
+				// The host names its provider: a hedge's composite cluster
+				// reaches two, and the winner is named by its host
+				// (answeredBy).
+				Metadata: &corev3.Metadata{FilterMetadata: map[string]*structMsg{
+					providerMetadataNamespace: mustStruct(map[string]any{"provider": p.Name}),
+				}},
 			}}}},
 		},
 		PerConnectionBufferLimitBytes: u32(uint32(e.UpstreamConnectionBuffer)),
-		// Long streams hold a request slot for minutes, so the request
-		// bound is well above Envoy's default of 1024; past it, and past the
-		// pending queue, Envoy answers 503 (flag UO) at once rather than
-		// queue. Retries are bounded by a share of the requests in flight.
-		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
-			MaxConnections:     u32(e.UpstreamMaxConnections),
-			MaxPendingRequests: u32(e.UpstreamMaxPendingRequests),
-			MaxRequests:        u32(e.UpstreamMaxRequests),
-			RetryBudget: &clusterv3.CircuitBreakers_Thresholds_RetryBudget{
-				BudgetPercent:       &typev3.Percent{Value: e.RetryBudgetPercent},
-				MinRetryConcurrency: u32(e.RetryMinConcurrency),
-			},
-		}}},
+		CircuitBreakers:               breakers(p.Connections, e),
+		UpstreamConnectionOptions:     keepalive(p.Connections),
 		TypedExtensionProtocolOptions: map[string]*anyMsg{
 			"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": mustAny(protocolOptions(p)),
 		},
 		Metadata: &corev3.Metadata{FilterMetadata: map[string]*structMsg{
-			"switchyard": mustStruct(map[string]any{"provider": p.Name, "kind": string(p.Kind)}),
+			providerMetadataNamespace: mustStruct(map[string]any{"provider": p.Name, "kind": string(p.Kind)}),
 		}},
 	}
 	if p.TLS {
 		c.TransportSocket = upstreamTLS(p, o)
 	}
 	return c
+}
+
+// breakers are a provider cluster's bounds. Long streams hold a request
+// slot for minutes, so the request bound is well above Envoy's default of
+// 1024; past it, and past the pending queue, Envoy answers 503 (flag UO)
+// at once rather than queue. Retries are bounded by a share of the
+// requests in flight. The bounds are the provider's own, gateway.edge's by
+// default.
+func breakers(c policy.Connections, e policy.Edge) *clusterv3.CircuitBreakers {
+	return &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+		MaxConnections:     u32(c.MaxConnections),
+		MaxPendingRequests: u32(c.MaxPendingRequests),
+		MaxRequests:        u32(c.MaxRequests),
+		RetryBudget: &clusterv3.CircuitBreakers_Thresholds_RetryBudget{
+			BudgetPercent:       &typev3.Percent{Value: e.RetryBudgetPercent},
+			MinRetryConcurrency: u32(e.RetryMinConcurrency),
+		},
+	}}}
 }
 
 // Listener is the ingress listener.

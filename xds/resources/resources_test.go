@@ -30,6 +30,8 @@ func TestSnapshotGolden(t *testing.T) {
 	for name, dir := range map[string]string{
 		"local":          "../../configs/local",
 		"real-providers": "../../configs/examples/real-providers",
+		"connections":    "testdata/connections",
+		"hedge":          "testdata/hedge",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := policy.Load(dir)

@@ -50,12 +50,12 @@ func translatedRoute(p *policy.Policy, r *policy.Route) *routev3.Route {
 }
 
 func routeTo(p *policy.Policy, r *policy.Route, name string, match *routev3.RouteMatch) *routev3.Route {
-	return &routev3.Route{
+	rt := &routev3.Route{
 		Name:  name,
 		Match: match,
 		Action: &routev3.Route_Route{Route: &routev3.RouteAction{
 			ClusterSpecifier: &routev3.RouteAction_InlineClusterSpecifierPlugin{InlineClusterSpecifierPlugin: &routev3.ClusterSpecifierPlugin{
-				Extension: &corev3.TypedExtensionConfig{Name: "envoy.router.cluster_specifier_plugin.priority_group", TypedConfig: mustAny(priorityGroups(p))},
+				Extension: &corev3.TypedExtensionConfig{Name: "envoy.router.cluster_specifier_plugin.priority_group", TypedConfig: mustAny(priorityGroups(p, r))},
 			}},
 			// No whole-request timeout: it would cut long streams.
 			Timeout:     dur(0),
@@ -72,18 +72,36 @@ func routeTo(p *policy.Policy, r *policy.Route, name string, match *routev3.Rout
 		RequestBodyBufferLimit: wrapperspb.UInt64(uint64(p.Gateway.MaxRequestBytes)),
 		RequestHeadersToRemove: contract.RouteRemovedHeaders,
 	}
+	if r.Hedge != nil {
+		rt.TypedPerFilterConfig = map[string]*anypb.Any{answeredByFilterName: mustAny(answeredByRoute())}
+	}
+	return rt
 }
 
-// priorityGroups has one group per provider, named after it. ext_proc's
-// dynamic metadata lists group names only, so it can reorder providers per
-// request but never name a cluster the policy does not have.
-func priorityGroups(p *policy.Policy) *pgv3.PriorityGroupClusterSpecifier {
+// priorityGroups has one group per provider, named after it, and on a
+// route that hedges one per ordered pair of providers, holding the pair's
+// composite cluster (hedgeClusters). ext_proc's dynamic metadata lists
+// group names only, so it can reorder providers per request but never
+// name a cluster the policy does not have.
+func priorityGroups(p *policy.Policy, r *policy.Route) *pgv3.PriorityGroupClusterSpecifier {
 	s := &pgv3.PriorityGroupClusterSpecifier{OverrideMetadataNamespace: contract.RouteMetadataNamespace}
-	for _, pr := range p.Providers {
+	group := func(name, cluster string) {
 		s.PriorityGroups = append(s.PriorityGroups, &pgv3.PriorityGroup{
-			Name:     pr.Name,
-			Clusters: []*pgv3.ClusterWeight{{ClusterName: pr.Cluster, Weight: wrapperspb.UInt32(1)}},
+			Name:     name,
+			Clusters: []*pgv3.ClusterWeight{{ClusterName: cluster, Weight: wrapperspb.UInt32(1)}},
 		})
+	}
+	for _, pr := range p.Providers {
+		group(pr.Name, pr.Cluster)
+	}
+	if r.Hedge != nil {
+		for _, a := range p.Providers {
+			for _, b := range p.Providers {
+				if a != b {
+					group(contract.HedgeCluster(a.Name, b.Name), contract.HedgeCluster(a.Name, b.Name))
+				}
+			}
+		}
 	}
 	return s
 }

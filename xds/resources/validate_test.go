@@ -51,6 +51,7 @@ func TestEnvoyAcceptsTheSnapshot(t *testing.T) {
 	for name, dir := range map[string]string{
 		"local": "../../configs/local", "real-providers": "../../configs/examples/real-providers",
 		"tracing-grpc": "testdata/tracing-grpc", "tracing-http": "testdata/tracing-http",
+		"connections": "testdata/connections", "hedge": "testdata/hedge",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, err := policy.Load(dir)

@@ -16,12 +16,16 @@ import (
 var T0 = time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)
 
 // Records are four requests: three of tenant acme (two apps, two models,
-// one refused) and one of globex.
+// two teams' tags, one session, one refused) and one of globex.
 var Records = []ledger.Record{
-	{RequestID: "a", Time: T0, Tenant: "acme", App: "web", KeyName: "acme-web", ServedModel: "gpt", Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 700},
-	{RequestID: "b", Time: T0.Add(time.Minute), Tenant: "acme", App: "batch", KeyName: "acme-batch", ServedModel: "claude", Status: 200, InputTokens: 20, OutputTokens: 8, CachedTokens: 4, CostMicros: 1300},
-	{RequestID: "c", Time: T0.Add(2 * time.Minute), Tenant: "acme", App: "web", KeyName: "acme-web", RequestedModel: "gpt", Status: 429, ErrorType: "rate_limit_error"},
-	{RequestID: "d", Time: T0.Add(3 * time.Minute), Tenant: "globex", App: "web", KeyName: "g", ServedModel: "gpt", Status: 200, InputTokens: 1, OutputTokens: 1, CostMicros: 12},
+	{RequestID: "a", Time: T0, Tenant: "acme", App: "web", KeyName: "acme-web", ServedModel: "gpt", Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 700,
+		Tags: map[string]string{"team": "search"}, SessionID: "s1"},
+	{RequestID: "b", Time: T0.Add(time.Minute), Tenant: "acme", App: "batch", KeyName: "acme-batch", ServedModel: "claude", Status: 200, InputTokens: 20, OutputTokens: 8, CachedTokens: 4, CostMicros: 1300,
+		Tags: map[string]string{"team": "ads", "feature": "summarize"}},
+	{RequestID: "c", Time: T0.Add(2 * time.Minute), Tenant: "acme", App: "web", KeyName: "acme-web", RequestedModel: "gpt", Status: 429, ErrorType: "rate_limit_error",
+		SessionID: "s1"},
+	{RequestID: "d", Time: T0.Add(3 * time.Minute), Tenant: "globex", App: "web", KeyName: "g", ServedModel: "gpt", Status: 200, InputTokens: 1, OutputTokens: 1, CostMicros: 12,
+		Tags: map[string]string{"team": "search"}},
 }
 
 // WithWriter opens a SQLite ledger and a writer whose flush interval is

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
@@ -22,9 +24,13 @@ type Report struct {
 	Object string `json:"object"`
 	// From and To are the time range asked for, From inclusive and To
 	// exclusive; absent means unbounded.
-	From    *time.Time         `json:"from,omitempty"`
-	To      *time.Time         `json:"to,omitempty"`
-	Tenant  string             `json:"tenant,omitempty"`
+	From   *time.Time `json:"from,omitempty"`
+	To     *time.Time `json:"to,omitempty"`
+	Tenant string     `json:"tenant,omitempty"`
+	// Session and Tags are the session and the tags the rows were
+	// narrowed to, when the call gave them.
+	Session string             `json:"session,omitempty"`
+	Tags    map[string]string  `json:"tags,omitempty"`
 	GroupBy []ledger.Dimension `json:"group_by"`
 	Data    []Row              `json:"data"`
 	// Total is the sum of the rows.
@@ -58,7 +64,7 @@ func (s Source) Report(ctx context.Context, f ledger.Filter, by ...ledger.Dimens
 	if err != nil {
 		return nil, unavailable()
 	}
-	rep := &Report{Object: "usage", Tenant: f.Tenant, GroupBy: append([]ledger.Dimension{}, by...), Data: make([]Row, 0, len(rows))}
+	rep := &Report{Object: "usage", Tenant: f.Tenant, Session: f.Session, Tags: f.Tags, GroupBy: append([]ledger.Dimension{}, by...), Data: make([]Row, 0, len(rows))}
 	if !f.From.IsZero() {
 		rep.From = &f.From
 	}
@@ -190,24 +196,46 @@ func USD(micros int64) string {
 }
 
 // ParseQuery reads a usage call's query string: from and to (RFC 3339),
-// tenant, app and model. Anything else, or a value given twice, is refused
-// with 400, so a misspelt filter never silently widens a report.
+// tenant, app, model, session, and tag (key:value, given once for each
+// tag the requests must all carry). Anything else, or a value given
+// twice, is refused with 400, so a misspelt filter never silently widens
+// a report.
 func ParseQuery(raw string) (ledger.Filter, error) {
-	var f ledger.Filter
+	f, _, err := parseQuery(raw, false)
+	return f, err
+}
+
+// ParseTagQuery is ParseQuery for a view by tag, whose key, the tag whose
+// values the report is grouped by, is required.
+func ParseTagQuery(raw string) (f ledger.Filter, key string, err error) {
+	return parseQuery(raw, true)
+}
+
+func parseQuery(raw string, byTag bool) (ledger.Filter, string, error) {
+	var (
+		f   ledger.Filter
+		key string
+	)
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return f, badQuery("", "the query string does not parse: %v", err)
+		return f, "", badQuery("", "the query string does not parse: %v", err)
 	}
 	for k, vs := range q {
+		if k == "tag" {
+			if f.Tags, err = tagFilters(vs); err != nil {
+				return f, "", err
+			}
+			continue
+		}
 		if len(vs) != 1 {
-			return f, badQuery(k, "give %s once", k)
+			return f, "", badQuery(k, "give %s once", k)
 		}
 		v := vs[0]
 		switch k {
 		case "from", "to":
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				return f, badQuery(k, "%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z; got %q", k, v)
+				return f, "", badQuery(k, "%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z; got %q", k, v)
 			}
 			if k == "from" {
 				f.From = t
@@ -220,14 +248,46 @@ func ParseQuery(raw string) (ledger.Filter, error) {
 			f.App = v
 		case "model":
 			f.Model = v
+		case "session":
+			f.Session = v
+		case "key":
+			if !byTag {
+				return f, "", badQuery(k, "key names the tag of a view by tag (by-tag?key=team); this view has none")
+			}
+			if why := policy.TagProblem(v, "x"); why != "" {
+				return f, "", badQuery(k, "%s", why)
+			}
+			key = v
 		default:
-			return f, badQuery(k, "unknown parameter %q; use from, to, tenant, app or model", k)
+			return f, "", badQuery(k, "unknown parameter %q; use from, to, tenant, app, model, session or tag", k)
 		}
 	}
-	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
-		return f, badQuery("to", "to must be after from")
+	if byTag && key == "" {
+		return f, "", badQuery("key", "a view by tag needs the tag's key: by-tag?key=team")
 	}
-	return f, nil
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return f, "", badQuery("to", "to must be after from")
+	}
+	return f, key, nil
+}
+
+// tagFilters reads the tag parameters, each key:value.
+func tagFilters(vs []string) (map[string]string, error) {
+	tags := make(map[string]string, len(vs))
+	for _, v := range vs {
+		k, val, ok := strings.Cut(v, ":")
+		if !ok {
+			return nil, badQuery("tag", "tag must be key:value, such as tag=team:search; got %q", openai.Clip(v))
+		}
+		if why := policy.TagProblem(k, val); why != "" {
+			return nil, badQuery("tag", "%s", why)
+		}
+		if _, dup := tags[k]; dup {
+			return nil, badQuery("tag", "tag %s is given twice", k)
+		}
+		tags[k] = val
+	}
+	return tags, nil
 }
 
 func badQuery(param, format string, args ...any) error {

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -36,6 +37,12 @@ func TestParseQuery(t *testing.T) {
 		{name: "unknown parameter", raw: "tenat=acme", wantErr: true, wantParam: "tenat"},
 		{name: "given twice", raw: "tenant=a&tenant=b", wantErr: true, wantParam: "tenant"},
 		{name: "bad escape", raw: "tenant=%zz", wantErr: true},
+		{name: "session and tags", raw: "session=run-1&tag=team:search&tag=env:prod%3Aeu",
+			want: ledger.Filter{Session: "run-1", Tags: map[string]string{"team": "search", "env": "prod:eu"}}},
+		{name: "a tag without a value", raw: "tag=team", wantErr: true, wantParam: "tag"},
+		{name: "a bad tag", raw: "tag=cost%20center:1", wantErr: true, wantParam: "tag"},
+		{name: "a tag twice", raw: "tag=team:a&tag=team:b", wantErr: true, wantParam: "tag"},
+		{name: "key outside a view by tag", raw: "key=team", wantErr: true, wantParam: "key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,8 +57,37 @@ func TestParseQuery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.From.Equal(tt.want.From) || !got.To.Equal(tt.want.To) || got.Tenant != tt.want.Tenant || got.App != tt.want.App || got.Model != tt.want.Model {
+			if !got.From.Equal(tt.want.From) || !got.To.Equal(tt.want.To) || got.Tenant != tt.want.Tenant || got.App != tt.want.App || got.Model != tt.want.Model ||
+				got.Session != tt.want.Session || !maps.Equal(got.Tags, tt.want.Tags) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseTagQuery(t *testing.T) {
+	tests := []struct {
+		name, raw, wantKey string
+		wantParam          string // of a refusal
+	}{
+		{name: "a key", raw: "key=team&tenant=acme", wantKey: "team"},
+		{name: "with tag filters", raw: "key=feature&tag=team:search", wantKey: "feature"},
+		{name: "no key", raw: "tenant=acme", wantParam: "key"},
+		{name: "a bad key", raw: "key=a%20b", wantParam: "key"},
+		{name: "two keys", raw: "key=a&key=b", wantParam: "key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, key, err := ParseTagQuery(tt.raw)
+			if tt.wantParam != "" {
+				var oe *openai.Error
+				if !errors.As(err, &oe) || oe.Status != http.StatusBadRequest || oe.Param != tt.wantParam {
+					t.Fatalf("got %v, want a 400 naming %q", err, tt.wantParam)
+				}
+				return
+			}
+			if err != nil || key != tt.wantKey {
+				t.Errorf("got %q, %v; want %q", key, err, tt.wantKey)
 			}
 		})
 	}

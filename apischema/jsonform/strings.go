@@ -1,0 +1,258 @@
+package jsonform
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ErrSyntax is EditStrings' answer to a document that is not JSON.
+var ErrSyntax = errors.New("not a JSON document")
+
+// maxDepth bounds the nesting EditStrings follows: encoding/json's, so
+// that whatever a parser read can be edited.
+const maxDepth = 10000
+
+// EditStrings returns the JSON document doc with the string values edit
+// changes replaced. edit gets each string value's path (member names, and
+// array indices in decimal, valid only during the call) and its text, and
+// returns the new text and whether it changed it. Everything else of doc,
+// the strings edit leaves included, is kept byte for byte, so a
+// pass-through can change the text of a request and forward the rest as
+// the client wrote it.
+func EditStrings(doc []byte, edit func(path []string, s string) (string, bool)) ([]byte, error) {
+	e := &editor{doc: doc, edit: edit}
+	e.i = e.space(0)
+	if err := e.value(0); err != nil {
+		return nil, err
+	}
+	if e.space(e.i) != len(doc) {
+		return nil, ErrSyntax
+	}
+	if e.out == nil {
+		return doc, nil // nothing changed: no copy
+	}
+	return append(e.out, doc[e.last:]...), nil
+}
+
+type editor struct {
+	doc  []byte
+	i    int
+	path []string
+	edit func(path []string, s string) (string, bool)
+	// out is the edited document up to last, once a string changed.
+	out  []byte
+	last int
+}
+
+func (e *editor) space(i int) int {
+	for i < len(e.doc) && (e.doc[i] == ' ' || e.doc[i] == '\t' || e.doc[i] == '\n' || e.doc[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func (e *editor) value(depth int) error {
+	if depth > maxDepth || e.i >= len(e.doc) {
+		return ErrSyntax
+	}
+	switch c := e.doc[e.i]; {
+	case c == '{':
+		return e.object(depth)
+	case c == '[':
+		return e.array(depth)
+	case c == '"':
+		start := e.i
+		s, err := e.str()
+		if err != nil {
+			return err
+		}
+		if n, changed := e.edit(e.path, s); changed {
+			e.out = appendString(append(e.out, e.doc[e.last:start]...), n)
+			e.last = e.i
+		}
+		return nil
+	default:
+		// A number, true, false or null: up to the next delimiter.
+		start := e.i
+		for e.i < len(e.doc) && !delimiter(e.doc[e.i]) {
+			e.i++
+		}
+		if !json.Valid(e.doc[start:e.i]) {
+			return ErrSyntax
+		}
+		return nil
+	}
+}
+
+// delimiter reports whether c ends a number or a literal.
+func delimiter(c byte) bool {
+	return c == ',' || c == ']' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func (e *editor) object(depth int) error {
+	e.i = e.space(e.i + 1)
+	if e.i < len(e.doc) && e.doc[e.i] == '}' {
+		e.i++
+		return nil
+	}
+	for {
+		if e.i >= len(e.doc) || e.doc[e.i] != '"' {
+			return ErrSyntax
+		}
+		key, err := e.str()
+		if err != nil {
+			return err
+		}
+		e.i = e.space(e.i)
+		if e.i >= len(e.doc) || e.doc[e.i] != ':' {
+			return ErrSyntax
+		}
+		e.i = e.space(e.i + 1)
+		e.path = append(e.path, key)
+		if err := e.value(depth + 1); err != nil {
+			return err
+		}
+		e.path = e.path[:len(e.path)-1]
+		e.i = e.space(e.i)
+		if e.i >= len(e.doc) {
+			return ErrSyntax
+		}
+		switch e.doc[e.i] {
+		case ',':
+			e.i = e.space(e.i + 1)
+		case '}':
+			e.i++
+			return nil
+		default:
+			return ErrSyntax
+		}
+	}
+}
+
+func (e *editor) array(depth int) error {
+	e.i = e.space(e.i + 1)
+	if e.i < len(e.doc) && e.doc[e.i] == ']' {
+		e.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		e.path = append(e.path, strconv.Itoa(n))
+		if err := e.value(depth + 1); err != nil {
+			return err
+		}
+		e.path = e.path[:len(e.path)-1]
+		e.i = e.space(e.i)
+		if e.i >= len(e.doc) {
+			return ErrSyntax
+		}
+		switch e.doc[e.i] {
+		case ',':
+			e.i = e.space(e.i + 1)
+		case ']':
+			e.i++
+			return nil
+		default:
+			return ErrSyntax
+		}
+	}
+}
+
+// str reads the string at e.i and returns its text.
+func (e *editor) str() (string, error) {
+	start := e.i
+	escaped := false
+	for e.i++; e.i < len(e.doc); e.i++ {
+		switch e.doc[e.i] {
+		case '\\':
+			escaped = true
+			e.i++
+		case '"':
+			e.i++
+			raw := e.doc[start:e.i]
+			if !escaped && utf8.Valid(raw) {
+				return string(raw[1 : len(raw)-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return "", ErrSyntax
+			}
+			return s, nil
+		}
+	}
+	return "", ErrSyntax
+}
+
+// appendString appends s as a JSON string, escaping only what JSON
+// requires (quotes, backslashes, control characters), so text keeps its
+// characters as they are.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return append(b, '"')
+}
+
+// Pattern is a path of a JSON document with wildcards: "*" stands for
+// any one member name or array index, and "**", last, for any path below
+// (or none).
+type Pattern []string
+
+// Patterns splits each of paths at its dots into a Pattern.
+func Patterns(paths ...string) []Pattern {
+	out := make([]Pattern, len(paths))
+	for i, p := range paths {
+		out[i] = strings.Split(p, ".")
+	}
+	return out
+}
+
+// Match reports whether path fits the pattern.
+func (p Pattern) Match(path []string) bool {
+	for i, seg := range p {
+		if seg == "**" {
+			return true
+		}
+		if i >= len(path) || (seg != "*" && seg != path[i]) {
+			return false
+		}
+	}
+	return len(path) == len(p)
+}
+
+// MatchAny reports whether path fits one of ps.
+func MatchAny(ps []Pattern, path []string) bool {
+	for _, p := range ps {
+		if p.Match(path) {
+			return true
+		}
+	}
+	return false
+}
