@@ -94,11 +94,8 @@ func systemPrompt(bench, group string) string {
 type replayRun struct {
 	// Routing is the route's routing settings after the strategy.
 	Routing string
-	// Judge is the share of the requests the simulated judge grades.
+	// Judge is the share of the requests the simulated judge draws.
 	Judge float64
-	// Uniform draws the judge's sample evenly over the weak answers,
-	// ignoring the domains' weights.
-	Uniform bool
 }
 
 // Routings of the replays: the shipped default thresholds (medium_at
@@ -118,7 +115,9 @@ type replayed struct {
 	Raw, Ranked []float64
 	Strong      []bool
 	Outcomes    []sweep.Outcome
-	Verdicts    int
+	// Verdicts is the judge's, Bought the strong answers the learning's
+	// exploration bought for them.
+	Verdicts, Bought int
 }
 
 // replayer routes replays of one benchmark.
@@ -191,14 +190,17 @@ func (r *replayer) run(order []int, run replayRun, seed uint64) (replayed, error
 			continue
 		}
 		out.Ranked[n] += d.Domain.Shift()
-		if rng.Float64() >= r.drawChance(run, d) {
+		if rng.Float64() >= run.Judge*judgeWeight(d.Domain) {
 			continue
 		}
 		// A strong answer is graded against the weak model's (bought at
 		// the weak model's price); a weak one against the strong model's,
 		// within the route's exploration budget.
-		if !out.Strong[n] && !d.Domain.Explore() {
-			continue
+		if !out.Strong[n] {
+			if !d.Domain.Explore() {
+				continue
+			}
+			out.Bought++
 		}
 		k := d.Domain.Key()
 		learner.Rate("chat", replayTenant, k.App, k.FP, d.Score, r.verdict(i), "judge")
@@ -207,14 +209,13 @@ func (r *replayer) run(order []int, run replayRun, seed uint64) (replayed, error
 	return out, nil
 }
 
-// drawChance is the chance the simulated judge draws a request, as the
-// judge filter does on a learning route: its share of the requests,
-// weighted by the request's domain once it has a weight.
-func (r *replayer) drawChance(run replayRun, d router.Decision) float64 {
-	if w := d.Domain.JudgeWeight(); w > 0 && !run.Uniform {
-		return run.Judge * w
+// judgeWeight is how the judge filter weighs a request's draw on a
+// learning route: by its domain's weight once it has one.
+func judgeWeight(d *priors.Domain) float64 {
+	if w := d.JudgeWeight(); w > 0 {
+		return w
 	}
-	return run.Judge
+	return 1
 }
 
 type replayClock struct {

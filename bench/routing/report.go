@@ -23,9 +23,6 @@ type report struct {
 	// Load is the one-minute load average at the start of the run.
 	Load    string
 	Results []result
-	// Replays are the learning router's replays, by benchmark and judge
-	// share.
-	Replays []replayResult
 }
 
 func (r report) render(w io.Writer) {
@@ -46,7 +43,6 @@ func (r report) render(w io.Writer) {
 
 	r.renderTruth(p)
 	r.renderCeilings(p)
-	r.renderReplays(p)
 
 	p("### Held out: leave one benchmark out\n\n")
 	p("The classifier's model is trained on the other two benchmarks only (`bench/routing/train`, penalty chosen by cross-validation between those two). ")
