@@ -1,109 +1,130 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"math/rand/v2"
+	"strings"
+	"time"
 
-	"github.com/switchyard/switchyard/bench/routing/routellm"
+	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/routing/external"
+	"github.com/switchyard/switchyard/bench/routing/sweep"
 	"github.com/switchyard/switchyard/bench/routing/train"
 )
 
-// externalSets are the other public sets issue 34 asks to try as
-// training data for the classifier, each a file of the -external
-// directory: one JSON object a line, {"prompt", "weak", "strong"} (the
-// weak and strong models' quality on it, RouteLLM's pair). They are not
-// in the repository (docs/BENCHMARKS.md says why and how to make them),
-// so only a run that names the directory reads them.
-var externalSets = [][]string{{"arc", "winogrande"}, {"arena"}, {"arc", "winogrande", "arena"}}
+// externalSection names the external sets' part of docs/BENCHMARKS.md.
+const externalSection = "routing-external"
 
-// runExternal trains the classifier on two RouteLLM benchmarks plus
-// each combination of the external sets, and prints the third's
-// held-out APGR next to the one without them.
-func runExternal(dir string, benches []train.Benchmark, w io.Writer) error {
-	loaded := map[string]train.Benchmark{}
-	for _, combo := range externalSets {
-		for _, name := range combo {
-			if _, ok := loaded[name]; ok {
-				continue
-			}
-			set, err := loadExternal(filepath.Join(dir, name+".jsonl"), name)
-			if err != nil {
-				return err
-			}
-			loaded[name] = train.NewBenchmark(set)
-		}
-	}
-	fmt.Fprintf(w, "| Trained on the other two and | %s |\n|---|", benchNames(benches))
-	for range benches {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w)
-	for _, combo := range append([][]string{nil}, externalSets...) {
-		var extra []train.Benchmark
-		label := "nothing more"
-		for i, name := range combo {
-			extra = append(extra, loaded[name])
-			if i == 0 {
-				label = ""
-			} else {
-				label += " + "
-			}
-			label += fmt.Sprintf("%s (%d)", name, len(loaded[name].Set.Items))
-		}
-		fmt.Fprintf(w, "| %s |", label)
-		for held, b := range benches {
-			m, err := train.FitSelected(append(without(benches, held), extra...))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, " %.3f |", b.Scored(m).APGR(apgrSteps))
-		}
-		fmt.Fprintln(w)
-	}
-	return nil
+// externalCombos are the other public sets tried beside RouteLLM's two
+// training benchmarks, by name (package external).
+var externalCombos = [][]string{nil, {external.ARC, external.Winogrande}, {external.Arena}, {external.ARC, external.Winogrande, external.Arena}}
+
+// externalReplicates is the bootstrap's replicates of the held-out
+// prompts for the differences.
+const externalReplicates = 200
+
+// externalRow is one training set's held-out figures on each RouteLLM
+// benchmark.
+type externalRow struct {
+	Label string
+	// APGR, Share95 and, but for the first row, the APGR's difference
+	// from the first row's on the same replicates, by held-out benchmark.
+	APGR, Share95, Diff []interval
 }
 
-func benchNames(benches []train.Benchmark) string {
-	s := ""
-	for i, b := range benches {
-		if i > 0 {
-			s += " | "
-		}
-		s += b.Set.Name + " held out"
-	}
-	return s
-}
-
-// loadExternal reads one external set.
-func loadExternal(path, name string) (routellm.Set, error) {
-	f, err := os.Open(path)
+// runExternal trains the classifier on two RouteLLM benchmarks plus each
+// combination of the external sets and reports the third's held-out
+// figures beside those without them.
+func runExternal(dir string, benches []train.Benchmark, stdout io.Writer, path string) error {
+	sets, err := external.Load(dir)
 	if err != nil {
-		return routellm.Set{}, err
+		return err
 	}
-	defer f.Close()
-	set := routellm.Set{Name: name}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var it struct {
-			Prompt       string  `json:"prompt"`
-			Weak, Strong float64 `json:"-"`
-		}
-		var q struct {
-			Weak   *float64 `json:"weak"`
-			Strong *float64 `json:"strong"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
-			return set, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil || q.Weak == nil || q.Strong == nil || it.Prompt == "" {
-			return set, fmt.Errorf("%s:%d: want {\"prompt\", \"weak\", \"strong\"}", path, n)
-		}
-		set.Items = append(set.Items, routellm.Item{Prompt: it.Prompt, Weak: *q.Weak, Strong: *q.Strong})
+	extra := map[string]train.Benchmark{}
+	var sizes []string
+	for _, s := range sets {
+		extra[s.Name] = train.NewBenchmark(s)
+		sizes = append(sizes, fmt.Sprintf("%s %d", s.Name, len(s.Items)))
 	}
-	return set, sc.Err()
+	var rows []externalRow
+	var base []sweep.Scored
+	for c, combo := range externalCombos {
+		row := externalRow{Label: "RouteLLM's other two only"}
+		if len(combo) > 0 {
+			row.Label = "+ " + strings.Join(combo, " + ")
+		}
+		for held, b := range benches {
+			training := without(benches, held)
+			for _, name := range combo {
+				training = append(training, extra[name])
+			}
+			m, err := train.FitSelected(training)
+			if err != nil {
+				return err
+			}
+			s := b.Scored(m)
+			if c == 0 {
+				base = append(base, s)
+			}
+			apgr, share, diff := externalBootstrap(s, base[held])
+			row.APGR, row.Share95, row.Diff = append(row.APGR, apgr), append(row.Share95, share), append(row.Diff, diff)
+		}
+		rows = append(rows, row)
+	}
+	render := func(w io.Writer) {
+		p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+		p("## Other public data as training data for the classifier (held out)\n\n")
+		p("Generated by `go run ./bench/routing -external DIR -write docs/BENCHMARKS.md` on %s; %s. ", time.Now().UTC().Format("2006-01-02"), docs.Machine())
+		p("The classifier is trained as in the held-out table above (on the two RouteLLM benchmarks other than the one scored, penalty by cross-validation between the training sets, each set weighing the same) with other public sets added to its training: ")
+		p("RouterBench's ARC-Challenge and Winogrande with RouteLLM's exact pair (GPT-4 1106 and Mixtral 8x7B, 0/1 grades; RouterDC's `datasets/routerbench_zs`, train and test splits; the prompt is the question after the few-shot examples) and arena-hard-auto's 300 Chatbot Arena prompts with GPT-4's 1–10 grades of both (`data/arena-bench-v1`); %s usable prompts. ", strings.Join(sizes, ", "))
+		p("Brackets are 95 %% bootstrap intervals over the scored benchmark's prompts (%d replicates, the models held fixed); the difference is paired with the first row's on the same replicates.\n\n", externalReplicates)
+		p("| Trained on |")
+		for _, b := range benches {
+			p(" %s: APGR | strong share for 95 %% | APGR − without |", b.Set.Name)
+		}
+		p("\n|---|")
+		for range benches {
+			p("---|---|---|")
+		}
+		p("\n")
+		for i, row := range rows {
+			p("| %s |", row.Label)
+			for j := range benches {
+				diff := "—"
+				if i > 0 {
+					diff = row.Diff[j].signed()
+				}
+				p(" %s | %s | %s |", row.APGR[j].fmt(3), row.Share95[j].pct(), diff)
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+	return emit(stdout, path, externalSection, render)
+}
+
+// externalBootstrap is s's APGR and strong share for Frac, and its APGR's
+// difference from base's, over replicates of the same prompts.
+func externalBootstrap(s, base sweep.Scored) (apgr, share, diff interval) {
+	share95 := func(s sweep.Scored) float64 {
+		p, _ := sweep.Cheapest(s.Curve(), s.Target(Frac)) // all-strong always reaches it
+		return p.Share
+	}
+	apgr.Est, share.Est = s.APGR(apgrSteps), share95(s)
+	diff.Est = apgr.Est - base.APGR(apgrSteps)
+	rng := rand.New(rand.NewPCG(34, uint64(len(s.Scores))))
+	var as, ss, ds []float64
+	for range externalReplicates {
+		var idx []int
+		r := s.Resample(func(n int) int { i := rng.IntN(n); idx = append(idx, i); return i })
+		k := 0
+		b := base.Resample(func(int) int { i := idx[k]; k++; return i })
+		a := r.APGR(apgrSteps)
+		as, ss, ds = append(as, a), append(ss, share95(r)), append(ds, a-b.APGR(apgrSteps))
+	}
+	apgr.Lo, apgr.Hi = percentile95(as)
+	share.Lo, share.Hi = percentile95(ss)
+	diff.Lo, diff.Hi = percentile95(ds)
+	return apgr, share, diff
 }
