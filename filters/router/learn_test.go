@@ -146,7 +146,7 @@ func BenchmarkDecideLearning(b *testing.B) {
 		learner := priors.New(store.NewMemory(store.Options{}), nil, nil)
 		name := "without"
 		if learn {
-			route.Routing.Learn = &policy.Learn{HalfLife: time.Hour, MaxDomains: 10_000, PriorWeight: 8, Explore: 0.05}
+			route.Routing.Learn = &policy.Learn{HalfLife: time.Hour, MaxDomains: 10_000, PriorWeight: policy.DefaultLearnPriorWeight, Explore: policy.DefaultLearnExplore}
 			opts, name = append(opts, WithPriors(learner)), "learning"
 		}
 		r, err := NewRouter(p, &route, fakeHealth{}, NewSticky(1000, time.Now), opts...)
