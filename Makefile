@@ -148,7 +148,7 @@ bench-instructions: deps build
 	@command -v valgrind >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq valgrind >/dev/null; }
 	$(GO) run ./bench/gateway -instructions 500
 
-## bench-routing: the router's cost/quality on RouteLLM's public data; writes docs/BENCHMARKS.md
+## bench-routing: the router's cost/quality on RouteLLM's public data, held out, and its replays as apps' traffic through a route that learns domain priors; writes docs/BENCHMARKS.md
 bench-routing:
 	$(GO) run ./bench/routing -write docs/BENCHMARKS.md
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -148,6 +149,9 @@ type Routing struct {
 	// Substituted is "retired -> successor" when the model the client
 	// named was retired and its successor served instead.
 	Substituted string
+	// Domain is the request's domain on a route that learns domain
+	// priors (nil elsewhere), for the verdicts on its answer.
+	Domain *priors.Domain
 }
 
 // Target is a model and the provider serving it.

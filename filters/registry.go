@@ -18,6 +18,7 @@ import (
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -52,6 +53,10 @@ type Deps struct {
 	// traffic, shared across replicas; it outlives policy reloads. Nil:
 	// the classifier's shipped calibration.
 	Calibration *calibration.Calibrator
+	// Priors learns the domain priors of routes with routing.learn, from
+	// the verdicts on their weak answers, shared across replicas; it
+	// outlives policy reloads. Nil: no route learns.
+	Priors *priors.Learner
 	// Ledger writes usage records to the database, off the request path;
 	// it outlives policy reloads. Nil in tools that only validate.
 	Ledger *ledger.Writer

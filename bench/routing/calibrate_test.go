@@ -41,7 +41,7 @@ func TestCalibratedStrongShareOnEveryBenchmark(t *testing.T) {
 			learn, route = prompts, prompts
 		}
 		for _, share := range []float64{0.2, 0.4, 0.6} {
-			p, err := twoModelPolicy("", "{strong_share_max: "+ftoa(share)+", min_samples: 50}")
+			p, err := twoModelPolicy("auto: {strong_share_max: " + ftoa(share) + ", min_samples: 50}")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -901,6 +901,9 @@ func (c *compiler) routing(src source, d string, s *RoutingSpec, p *Policy) Rout
 	if a := s.Auto; a != nil {
 		r.Auto = c.auto(src, d, a, s.Complexity != nil)
 	}
+	if l := s.Learn; l != nil {
+		r.Learn = c.learn(src, d, l, r.Strategy)
+	}
 	for j, rs := range s.Rules {
 		field := "routing.rules[" + strconv.Itoa(j) + "]"
 		rule := Rule{Name: rs.Name, RouteTo: c.models(src, d, field+".route_to", rs.RouteTo, p)}
@@ -1004,6 +1007,39 @@ func (c *compiler) auto(src source, d string, a *AutoSpec, thresholds bool) *Aut
 			c.at(src, d, "routing.auto.adjust.quality_bar", "is needed with strong_share_max: the mean rating (0..1) weak-model answers should reach")
 		case j.QualityBar < 0 || j.QualityBar >= 1:
 			c.at(src, d, "routing.auto.adjust.quality_bar", "must be between 0 and 1 (exclusive); got %g", j.QualityBar)
+		}
+	}
+	return out
+}
+
+// learn compiles a route's learning of domain priors.
+func (c *compiler) learn(src source, d string, l *LearnSpec, st Strategy) *Learn {
+	out := &Learn{HalfLife: DefaultLearnHalfLife, MaxDomains: DefaultLearnMaxDomains, PriorWeight: DefaultLearnPriorWeight, Explore: DefaultLearnExplore}
+	if st != CostOptimized && st != Weighted {
+		c.at(src, d, "routing.learn", "shifts complexity scores, which strategy %s does not read; use cost-optimized or weighted", st)
+	}
+	if l.HalfLife != nil {
+		out.HalfLife = time.Duration(*l.HalfLife)
+		if out.HalfLife < time.Hour || out.HalfLife > 365*24*time.Hour {
+			c.at(src, d, "routing.learn.half_life", "must be between 1h and 8760h")
+		}
+	}
+	if l.MaxDomains != 0 {
+		out.MaxDomains = l.MaxDomains
+		if l.MaxDomains < 1 || l.MaxDomains > 1_000_000 {
+			c.at(src, d, "routing.learn.max_domains", "must be between 1 and 1000000")
+		}
+	}
+	if l.PriorWeight != 0 {
+		out.PriorWeight = l.PriorWeight
+		if !(l.PriorWeight > 0 && l.PriorWeight <= 1000) {
+			c.at(src, d, "routing.learn.prior_weight", "must be above 0 and at most 1000 (verdicts); got %g", l.PriorWeight)
+		}
+	}
+	if l.Explore != nil {
+		out.Explore = *l.Explore
+		if !(out.Explore >= 0 && out.Explore <= 0.5) {
+			c.at(src, d, "routing.learn.explore", "must be between 0 and 0.5 (a share of the strong calls); got %g", out.Explore)
 		}
 	}
 	return out

@@ -10,7 +10,7 @@ func (c *compiler) judgeScopes(routes []RouteSpec, p *Policy) {
 		if err != nil {
 			return // reported with the route
 		}
-		for _, m := range []struct{ field, name string }{{"model", args.Model}, {"reference", args.Reference}} {
+		for _, m := range []struct{ field, name string }{{"model", args.Model}, {"reference", args.Reference}, {"weak", args.Weak}} {
 			if m.name == "" {
 				continue
 			}

@@ -533,7 +533,10 @@ type Routing struct {
 	ComplexAt     float64
 	// Auto, when set, replaces MediumAt and ComplexAt by thresholds
 	// calibrated from the route's traffic.
-	Auto       *Auto
+	Auto *Auto
+	// Learn, when set, shifts each domain's complexity scores by what
+	// verdicts taught of it.
+	Learn      *Learn
 	Rules      []Rule
 	Tiers      map[string][]*Model
 	Split      *Split
@@ -556,6 +559,22 @@ type Auto struct {
 type Adjust struct {
 	Min, Max, QualityBar float64
 }
+
+// Learn is a route's compiled learning of domain priors.
+type Learn struct {
+	HalfLife    time.Duration
+	MaxDomains  int
+	PriorWeight float64
+	Explore     float64
+}
+
+// Learning defaults.
+const (
+	DefaultLearnHalfLife    = 168 * time.Hour
+	DefaultLearnMaxDomains  = 10_000
+	DefaultLearnPriorWeight = 16
+	DefaultLearnExplore     = 0.05
+)
 
 // Auto-routing defaults.
 const (

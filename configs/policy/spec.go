@@ -337,6 +337,11 @@ type RoutingSpec struct {
 	// calibrates the complexity thresholds from the route's own traffic
 	// so that the strong share is what was asked for.
 	Auto *AutoSpec `yaml:"auto"`
+	// Learn lets the router learn, per domain of traffic (a tenant's app
+	// and its system prompt), how much quality the weak models lose, from
+	// the verdicts on their answers (the judge's, the apps' feedback),
+	// and shift each domain's complexity scores by it (state/priors).
+	Learn *LearnSpec `yaml:"learn"`
 	// Rules are tried in order before the strategy; the first that matches
 	// restricts the candidates to its route_to models.
 	Rules []RuleSpec `yaml:"rules"`
@@ -388,6 +393,24 @@ type AutoSpec struct {
 	// Adjust lets ratings of weak-model answers (POST /v1/feedback) move
 	// the strong share within bounds; nil keeps it where it was asked.
 	Adjust *AdjustSpec `yaml:"adjust"`
+}
+
+// LearnSpec tunes a route's learning of domain priors; every field has a
+// default.
+type LearnSpec struct {
+	// HalfLife is how fast a domain's evidence fades (default 168h).
+	HalfLife *Duration `yaml:"half_life"`
+	// MaxDomains bounds the domains kept per tenant (default 10000); the
+	// least recently seen go first.
+	MaxDomains int `yaml:"max_domains"`
+	// PriorWeight is how many verdicts the shipped calibration, every
+	// domain's prior, is worth (default 16).
+	PriorWeight float64 `yaml:"prior_weight"`
+	// Explore is the most the learning may add to the route's strong
+	// calls, as a share of them: the strong answers the judge buys to
+	// grade a weak answer against (default 0.05; 0: the judge grades only
+	// strong answers, against the weak model's).
+	Explore *float64 `yaml:"explore"`
 }
 
 // AdjustSpec bounds how far feedback may move an auto route's strong

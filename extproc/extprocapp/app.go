@@ -37,6 +37,7 @@ import (
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/lease"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/sticky"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -45,8 +46,9 @@ import (
 // reaches ext_proc at: only the user both run as can open it.
 const DefaultListen = "unix:/var/run/switchyard/extproc.sock"
 
-// calibrationPeriod is how often auto routes' score distributions are
-// shared between replicas and their thresholds re-read.
+// calibrationPeriod is how often auto routes' score distributions (and
+// learning routes' domain evidence) are shared between replicas and their
+// thresholds (and shifts) re-read.
 const calibrationPeriod = 5 * time.Second
 
 // maxMessageBytes bounds one ext_proc message: a buffered body plus
@@ -182,6 +184,9 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}()
 	users := sticky.New(100_000, time.Now)
 	cal := calibration.New(replicaName(), st, reg, log)
+	// Domain priors are shared through the store and outlive restarts;
+	// the request path reads this replica's copy.
+	learner := priors.New(st, reg, log)
 	var (
 		mon      *health.Monitor
 		usage    *ledger.Writer
@@ -210,19 +215,23 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		mon.Track(models)
 		chains, err := filters.Build(filters.Deps{
 			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: users, Health: mon,
-			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal,
+			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal, Priors: learner,
 			Loads: loads,
 		})
 		if err != nil {
 			return nil, err
 		}
-		var auto []string
+		var auto, learning []string
 		for _, r := range p.Routes {
 			if r.Routing.Auto != nil {
 				auto = append(auto, r.Name)
 			}
+			if r.Routing.Learn != nil {
+				learning = append(learning, r.Name)
+			}
 		}
 		cal.Retain(auto)
+		learner.Retain(learning)
 		tr, err := traces.Tracer(p.Gateway.Tracing)
 		if err != nil {
 			return nil, err
@@ -294,6 +303,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	go c.memory.releaseWhenIdle(ctx, srv.Activity, debug.FreeOSMemory)
 	go syncDrills(ctx, st, mon, time.Second, log)
 	go cal.Run(ctx, calibrationPeriod)
+	go learner.Run(ctx, calibrationPeriod)
 	live := func() *policy.Policy { return current.Load().Policy }
 	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
 	go share.run(ctx, time.Second)

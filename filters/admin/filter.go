@@ -24,6 +24,7 @@ import (
 	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -37,6 +38,7 @@ type Filter struct {
 	trail  *audit.Logger
 	routes map[string]handler
 	gate   *manage.Gate
+	learn  *priors.Learner
 }
 
 // handler answers one admin call: the status and a JSON-encodable body, or
@@ -48,7 +50,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now)}
+	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now), learn: deps.Priors}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),
@@ -56,6 +58,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	}
 	maps.Copy(f.routes, usageRoutes(deps))
 	maps.Copy(f.routes, f.keyRoutes())
+	maps.Copy(f.routes, f.domainRoutes())
 	return f, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 func init() { filters.Register("feedback", New) }
@@ -34,6 +35,7 @@ const maxRequestID = 128
 type Filter struct {
 	src     report.Source
 	cal     *calibration.Calibrator // nil: no auto route learns from ratings
+	learn   *priors.Learner         // nil: no route learns domain priors
 	now     func() time.Time
 	metrics *metrics
 }
@@ -62,7 +64,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
+	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, learn: deps.Priors, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
 }
 
 // Name implements [filters.Filter].
@@ -168,9 +170,14 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	}
 	f.metrics.ratings.WithLabelValues(rec.Route, tenant, model).Inc()
 	f.metrics.score.WithLabelValues(rec.Route, tenant, model).Add(score)
-	if f.cal != nil && weakAnswer(&rec) {
+	if weakAnswer(&rec) {
 		// An app's rating moves its own tenant's routing only.
-		f.cal.Rate(rec.Route, tenant, score)
+		if f.cal != nil {
+			f.cal.Rate(rec.Route, tenant, score)
+		}
+		if k, err := priors.ParseKey(rec.App, rec.Domain); f.learn != nil && err == nil {
+			f.learn.Rate(rec.Route, tenant, k.App, k.FP, rec.RoutingScore, score, "feedback")
+		}
 	}
 	body, err := json.Marshal(Answer{Object: "feedback", RequestID: id, Score: score, Route: rec.Route, Model: rec.Model()})
 	if err != nil {

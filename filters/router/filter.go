@@ -55,6 +55,9 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if deps.Calibration != nil {
 		opts = append(opts, WithCalibration(deps.Calibration))
 	}
+	if deps.Priors != nil {
+		opts = append(opts, WithPriors(deps.Priors))
+	}
 	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky, opts...)
 	if err != nil {
 		return nil, err
@@ -82,6 +85,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		Header:   x.Header.Get,
 		Tenant:   x.Caller.Tenant,
 		Key:      x.Caller.Key,
+		App:      x.Caller.App,
 		User:     user(x),
 		Hash:     HashID(x.ID),
 		Pressure: Pressure(x.Pressure),
@@ -96,7 +100,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	}
 	x.RouteReason = d.Reason
 	x.Hedge = f.hedge(x)
-	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted}
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted, Domain: d.Domain}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard/switchyard/redact"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 // Health is what the router asks of the health monitor
@@ -54,6 +55,9 @@ type Query struct {
 	Pressure Pressure
 	// Hash is a per-request value: it drives canary shares.
 	Hash uint64
+	// App is the caller's app: with the tenant and the system prompt it
+	// names the request's domain on a learning route.
+	App string
 }
 
 // Decision is the router's answer.
@@ -72,6 +76,9 @@ type Decision struct {
 	// Substituted is "retired -> successor" when the model the client
 	// named was retired by its vendor and its successor serves instead.
 	Substituted string
+	// Domain is the request's domain on a learning route (nil
+	// elsewhere).
+	Domain *priors.Domain
 }
 
 // Scored is a candidate model with its strategy score.
@@ -91,6 +98,8 @@ type Router struct {
 	// auto is set on a route that asks for a strong share or a quality
 	// target instead of thresholds.
 	auto *autoTarget
+	// learn is set on a route that learns domain priors.
+	learn *learning
 	// now dates a request against the models' retirement dates.
 	now func() time.Time
 }
@@ -105,8 +114,9 @@ type autoTarget struct {
 }
 
 type options struct {
-	cx  complexity.Config
-	cal *calibration.Calibrator
+	cx     complexity.Config
+	cal    *calibration.Calibrator
+	priors *priors.Learner
 }
 
 // Option adjusts a router at construction.
@@ -123,6 +133,12 @@ func WithComplexityModel(m *complexity.Model) Option {
 // them from the deployment's traffic.
 func WithCalibration(c *calibration.Calibrator) Option {
 	return func(o *options) { o.cal = c }
+}
+
+// WithPriors lets a route with routing.learn learn its domains' priors
+// in l.
+func WithPriors(l *priors.Learner) Option {
+	return func(o *options) { o.priors = l }
 }
 
 // NewRouter builds a router for a route; h and sticky may be nil.
@@ -152,6 +168,11 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 				t.Adjust = &calibration.Adjust{Min: j.Min, Max: j.Max, Bar: j.QualityBar}
 			}
 			o.cal.Track(r.Name, t)
+		}
+	}
+	if r.Routing.Learn != nil && o.priors != nil {
+		if rt.learn, err = newLearning(o.priors, r); err != nil {
+			return nil, err
 		}
 	}
 	return rt, nil
@@ -205,6 +226,11 @@ type signals struct {
 	// it by, which its key's list may hold instead of the model.
 	named *policy.Model
 	alias string
+	// learn shifts the score by the request's domain's prior; domain
+	// and shift are what it found.
+	learn  *learning
+	domain *priors.Domain
+	shift  float64
 }
 
 func (s *signals) allText() string {
@@ -229,8 +255,12 @@ func (s *signals) complexity() (float64, complexity.Level) {
 			msgs = append(msgs, complexity.Message{Role: m.Role, Text: m.Content.PlainText()})
 		}
 		s.score = s.c.Score(&complexity.Request{Messages: msgs, Tools: len(s.q.Chat.Tools)})
+		if s.learn != nil {
+			s.domain = s.learn.domain(s.q)
+			s.shift = s.domain.Shift()
+		}
 		medium, complex := s.levels(s.q)
-		s.level, s.scored = complexity.LevelAt(s.score, medium, complex), true
+		s.level, s.scored = complexity.LevelAt(s.score+s.shift, medium, complex), true
 	}
 	return s.score, s.level
 }
@@ -255,8 +285,8 @@ func (s *signals) language() string {
 	return s.lang
 }
 
-func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64)) *signals {
-	s := &signals{q: q, c: c, levels: levels, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64), learn *learning) *signals {
+	s := &signals{q: q, c: c, levels: levels, learn: learn, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: policy.CapChat}
 	if q.Chat.Stream {
 		s.need |= policy.CapStream
 	}
@@ -317,7 +347,7 @@ func (s *signals) matches(w *policy.When) bool {
 // Decide chooses the plan for a request.
 func (r *Router) Decide(q *Query) (Decision, *openaiapi.Error) {
 	cfg := &r.route.Routing
-	s := newSignals(q, r.classifier, r.levels)
+	s := newSignals(q, r.classifier, r.levels, r.learn)
 	var d Decision
 	explicit := q.Chat.Model != cfg.AutoModel
 	var (
@@ -341,6 +371,7 @@ func (r *Router) Decide(q *Query) (Decision, *openaiapi.Error) {
 			return d, e
 		}
 		s.named = named
+		s.learn = nil // a named model is the client's choice, not a domain's
 	}
 
 	// The rule that applies, if any; a sensitive request is always held
@@ -401,8 +432,16 @@ func (r *Router) Decide(q *Query) (Decision, *openaiapi.Error) {
 			// happened to ask.
 			score, _ := s.complexity()
 			if r.auto.cal != nil {
-				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), score)
+				// The shifted score: the calibration holds the route's
+				// share while the domains trade strong calls.
+				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), max(score+s.shift, 0))
 			}
+		}
+		if s.learn != nil {
+			_, level := s.complexity()
+			s.domain.Routed(level != complexity.Simple)
+			d.Domain = s.domain
+			d.Reason += s.learn.reason(s.shift)
 		}
 		d.Ranked = r.rank(q, s, pool)
 		for _, c := range d.Ranked {

@@ -149,6 +149,10 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	r.RouteReason = x.RouteReason
+	r.RoutingScore = x.Routing.Score
+	if d := x.Routing.Domain; d != nil {
+		r.Domain = d.Key().Hex()
+	}
 	if m := strongest(x); m != nil {
 		r.StrongCostMicros = m.Price.Micros(x.Usage.Tokens())
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 const testPolicy = `
@@ -110,6 +112,18 @@ func TestRecordOf(t *testing.T) {
 				r.PriceSource = "catalog"
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros, r.CacheHit = 10, 20, 4, 225, true
 				r.TimeToFirstToken = 400 * time.Millisecond
+			},
+		},
+		{
+			name: "a learning route's domain and the score it was routed by",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 200)
+				x.Response = filters.Response{Status: 200}
+				x.Routing = filters.Routing{Score: 0.42, Domain: learntDomain(t)}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status, r.PriceSource = "gpt", "oa", 1, 200, "catalog"
+				r.Domain, r.RoutingScore = "00000000c0ffee00", 0.42
 			},
 		},
 		{
@@ -441,4 +455,16 @@ func TestStrongCost(t *testing.T) {
 			t.Errorf("model %q, %d+%d written: strong cost %d, want %d", tt.model, tt.write, tt.write1h, got, tt.want)
 		}
 	}
+}
+
+// learntDomain is a domain of a learning route: app web, fingerprint
+// c0ffee00.
+func learntDomain(t *testing.T) *priors.Domain {
+	t.Helper()
+	l := priors.New(store.NewMemory(store.Options{}), nil, nil)
+	r, err := l.Track("chat", priors.Config{Curve: []float64{0.75, 1}, HalfLife: time.Hour, MaxDomains: 1, PriorWeight: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Domain("acme", "web", 0xc0ffee00)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 func init() { filters.Register("usage_report", New) }
@@ -27,7 +28,8 @@ var tenantViews = map[string][]ledger.Dimension{
 }
 
 // qualityView is the delivered quality and the savings of auto routing,
-// per route and served model.
+// per route and served model, and what learning routes learnt of the
+// tenant's domains.
 const qualityView = "quality"
 
 // tagView groups by the values of the tag its key parameter names.
@@ -35,7 +37,16 @@ const tagView = "by-tag"
 
 // Filter serves a tenant its own usage.
 type Filter struct {
-	src report.Source
+	src   report.Source
+	learn *priors.Learner // nil: no route learns domain priors
+}
+
+// qualityAnswer is GET /v1/usage/quality: the ledger's figures, and the
+// domains of the caller's tenant as the learning routes know them now
+// (recent counts, whatever the time range; narrowed by app).
+type qualityAnswer struct {
+	*report.QualityReport
+	Domains []priors.DomainReport `json:"domains"`
 }
 
 // New builds the usage_report filter; it takes no arguments.
@@ -43,7 +54,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}}, nil
+	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, learn: deps.Priors}, nil
 }
 
 // Name implements [filters.Filter].
@@ -87,7 +98,7 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	q.Tenant = own
 	var rep any
 	if view == qualityView {
-		rep, err = f.src.Quality(ctx, q)
+		rep, err = f.quality(ctx, q)
 	} else {
 		rep, err = f.src.Report(ctx, q, by...)
 	}
@@ -100,6 +111,22 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	}
 	x.Respond(http.StatusOK, body)
 	return nil
+}
+
+func (f *Filter) quality(ctx context.Context, q ledger.Filter) (*qualityAnswer, error) {
+	rep, err := f.src.Quality(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	a := &qualityAnswer{QualityReport: rep, Domains: []priors.DomainReport{}}
+	if f.learn != nil {
+		for _, d := range f.learn.Report("", q.Tenant) {
+			if q.App == "" || d.App == q.App {
+				a.Domains = append(a.Domains, d)
+			}
+		}
+	}
+	return a, nil
 }
 
 var _ filters.RequestHeadersHook = (*Filter)(nil)

@@ -19,6 +19,11 @@ type Args struct {
 	// strongest chat model of the policy (by quality, then price), the
 	// model auto routing saves the cost of.
 	Reference string
+	// Weak answers again, on a route that learns domain priors, each
+	// graded request the strong reference served, so that its answer
+	// is graded against the reference's; empty is the cheapest chat
+	// model of the policy, the one auto routing sends simple requests.
+	Weak string
 	// Sample is the share of eligible answers graded, (0, 1].
 	Sample float64
 	// MaxPerMinute bounds the answers each replica grades a minute, so the
@@ -42,6 +47,7 @@ const (
 type argsSpec struct {
 	Model        string             `yaml:"model"`
 	Reference    string             `yaml:"reference"`
+	Weak         string             `yaml:"weak"`
 	Sample       *float64           `yaml:"sample"`
 	MaxPerMinute *int               `yaml:"max_per_minute"`
 	APIKey       *yamlval.SecretRef `yaml:"api_key"`
@@ -57,10 +63,10 @@ func Parse(ref filterspec.Ref) (Args, error) {
 		return a, fmt.Errorf("filter judge takes no shorthand arguments; use {name: judge, args: {model: ..., api_key: {env: ...}}}")
 	}
 	var s argsSpec
-	if err := filterspec.DecodeArgs(ref, "model, reference, sample, max_per_minute, api_key, gateway_url", &s); err != nil {
+	if err := filterspec.DecodeArgs(ref, "model, reference, weak, sample, max_per_minute, api_key, gateway_url", &s); err != nil {
 		return a, err
 	}
-	a.Model, a.Reference, a.GatewayURL = s.Model, s.Reference, s.GatewayURL
+	a.Model, a.Reference, a.Weak, a.GatewayURL = s.Model, s.Reference, s.Weak, s.GatewayURL
 	if s.Sample != nil {
 		a.Sample = *s.Sample
 	}

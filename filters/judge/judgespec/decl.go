@@ -20,6 +20,7 @@ var Decl = filterspec.Decl{
 	Args: []filterspec.Arg{
 		{Name: "model", Type: "chat model", Default: "required", Meaning: "the model that grades"},
 		{Name: "reference", Type: "chat model", Default: "the strongest chat model", Meaning: "the model whose answer is the reference"},
+		{Name: "weak", Type: "chat model", Default: "the cheapest chat model", Meaning: "on a route that learns, the model whose answer is graded against the reference's when the reference served"},
 		{Name: "sample", Type: "share", Default: "0.05", Meaning: "share of eligible answers graded, (0, 1]"},
 		{Name: "max_per_minute", Type: "int", Default: "10", Meaning: "gradings a replica runs a minute (1 to 600)"},
 		{Name: "api_key", Type: "secret ({env} or {file})", Default: "required", Meaning: "the virtual key the judge's calls go through the gateway with"},
