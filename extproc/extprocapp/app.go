@@ -1,4 +1,4 @@
-// Package app wires the ext_proc process: flags, policy loading and
+// Package extprocapp wires the ext_proc process: flags, policy loading and
 // watching, filter chains, the gRPC server Envoy calls, and the metrics
 // endpoint.
 package extprocapp
@@ -120,244 +120,376 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return c, fs.Parse(args)
 }
 
-// Run serves ext_proc until ctx ends.
+// Run runs the ext_proc process until ctx ends or a server fails: a list
+// of named steps that each set up one part of the process, then the
+// wait.
 func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	c.memory.tune()
-	log := slog.New(server.LogHandler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level(c.logLevel)}))).With(slog.String("process", "extproc"))
-	trail, trailFile, err := audit.Open(c.auditLog, stderr, "extproc")
-	if err != nil {
-		return err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := &node{c: c, stderr: stderr, errc: make(chan error, 3)}
+	defer n.close()
+	for _, step := range []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"logs, audit and metrics", n.observe},
+		{"shared store", n.openStore},
+		{"spools and budget settlement", n.openSpools},
+		{"services that outlive reloads", n.openServices},
+		{"policy", n.loadPolicy},
+		{"usage ledger", n.openLedger},
+		{"usage events", n.openEvents},
+		{"first runtime", n.firstRuntime},
+		{"gRPC server", n.serve},
+		{"background work", n.background},
+		{"ops endpoint", n.serveOps},
+		{"policy watch", n.watch},
+	} {
+		if err := step.run(ctx); err != nil {
+			if n.log != nil {
+				n.log.Error("ext_proc did not start", slog.String("step", step.name), slog.String("error", err.Error()))
+			}
+			return err
+		}
 	}
-	defer trailFile.Close()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	loads := reload.New(reg, "extproc", c.configDir, log, trail)
+	err = n.wait(ctx)
+	cancel() // the background work stops before what it uses closes
+	return err
+}
 
-	storeMetrics := store.NewMetrics(reg)
-	var (
-		st store.Store
-		rc redis.UniversalClient
-	)
-	ro, err := c.redis.options()
+// node is the ext_proc process as its steps build it.
+type node struct {
+	c      *config
+	stderr io.Writer
+	// closers run in reverse order when Run returns.
+	closers []func()
+	errc    chan error
+
+	log     *slog.Logger
+	trail   *audit.Logger
+	reg     *prometheus.Registry
+	loads   *reload.Reporter
+	st      store.Store
+	rc      redis.UniversalClient // nil without Redis
+	storeM  *store.Metrics
+	spools  map[string]disk
+	spool   *store.Spooler
+	traces  *tracing.Pipelines
+	users   *sticky.Store
+	cal     *calibration.Calibrator
+	learner *priors.Learner
+
+	mon      *health.Monitor
+	usage    *ledger.Writer
+	bus      *events.Publisher
+	alerts   *events.Alerter
+	answers  *answercache.Shared // the response cache's Redis layer; nil without Redis
+	ledgerDB ledger.Ledger
+
+	p       *policy.Policy // the policy loaded at start
+	current atomic.Pointer[server.Runtime]
+	srv     *server.Server
+	g       *grpc.Server
+	hs      *http.Server
+}
+
+func (n *node) onClose(f func()) { n.closers = append(n.closers, f) }
+
+func (n *node) close() {
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		n.closers[i]()
+	}
+}
+
+// observe opens the process's log, audit trail and metrics registry.
+func (n *node) observe(context.Context) error {
+	n.c.memory.tune()
+	n.log = slog.New(server.LogHandler(slog.NewJSONHandler(n.stderr, &slog.HandlerOptions{Level: level(n.c.logLevel)}))).With(slog.String("process", "extproc"))
+	trail, trailFile, err := audit.Open(n.c.auditLog, n.stderr, "extproc")
 	if err != nil {
 		return err
 	}
-	if ro != nil {
-		rc = redis.NewUniversalClient(ro)
-		defer rc.Close()
-		trips := newRoundTrips()
-		reg.MustRegister(trips.total)
-		rc.AddHook(trips)
-		st = store.NewRedis(rc, store.Options{Metrics: storeMetrics, Prefix: storePrefix})
-		log.Info("store: redis", slog.String("client", kind(ro)), slog.Any("addrs", ro.Addrs))
-	} else {
-		st = store.NewMemory(store.Options{Metrics: storeMetrics})
-		log.Info("store: embedded in-memory (single node)")
-	}
-	spools, closeSpools, err := openSpools(c.spoolDir, c.spoolMax, reg, log)
+	n.onClose(func() { trailFile.Close() })
+	n.trail = trail
+	n.reg = prometheus.NewRegistry()
+	n.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n.loads = reload.New(n.reg, "extproc", n.c.configDir, n.log, trail)
+	return nil
+}
+
+// openStore connects the state replicas share: Redis, or the embedded
+// store of a single node.
+func (n *node) openStore(context.Context) error {
+	n.storeM = store.NewMetrics(n.reg)
+	ro, err := n.c.redis.options()
 	if err != nil {
-		log.Error("opening the spools", slog.String("error", err.Error()))
 		return err
 	}
-	defer closeSpools()
-	spool := runQuota(ctx, st, storeMetrics, spools[budgetSpool], log)
-	if rc != nil {
+	if ro == nil {
+		n.st = store.NewMemory(store.Options{Metrics: n.storeM})
+		n.log.Info("store: embedded in-memory (single node)")
+		return nil
+	}
+	n.rc = redis.NewUniversalClient(ro)
+	n.onClose(func() { n.rc.Close() })
+	trips := newRoundTrips()
+	n.reg.MustRegister(trips.total)
+	n.rc.AddHook(trips)
+	n.st = store.NewRedis(n.rc, store.Options{Metrics: n.storeM, Prefix: storePrefix})
+	n.log.Info("store: redis", slog.String("client", kind(ro)), slog.Any("addrs", ro.Addrs))
+	return nil
+}
+
+// openSpools opens what ext_proc keeps on disk across a crash, and starts
+// settling budgets; with Redis, requests take leases of the limits.
+func (n *node) openSpools(ctx context.Context) error {
+	spools, closeSpools, err := openSpools(n.c.spoolDir, n.c.spoolMax, n.reg, n.log)
+	if err != nil {
+		n.log.Error("opening the spools", slog.String("error", err.Error()))
+		return err
+	}
+	n.onClose(closeSpools)
+	n.spools = spools
+	n.spool = runQuota(ctx, n.st, n.storeM, spools[budgetSpool], n.log)
+	if n.rc != nil {
 		// Replicas share limits through Redis; leases keep it off the
 		// request path (state/lease, docs/BUDGETS.md).
-		leases := lease.New(st, lease.Options{Spool: spool, Metrics: lease.NewMetrics(reg), Log: log})
+		leases := lease.New(n.st, lease.Options{Spool: n.spool, Metrics: lease.NewMetrics(n.reg), Log: n.log})
 		go leases.Run(ctx)
-		defer leases.Close()
-		st = leases
+		n.onClose(leases.Close)
+		n.st = leases
 	}
-	traces := tracing.NewPipelines(reg, log)
-	defer func() {
+	return nil
+}
+
+// openServices makes what outlives policy reloads: trace pipelines,
+// stickiness, the calibrator and the domain learner.
+func (n *node) openServices(context.Context) error {
+	n.traces = tracing.NewPipelines(n.reg, n.log)
+	n.onClose(func() {
 		// What was kept before shutdown reaches the collector, if it can.
 		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := traces.Close(flushCtx); err != nil {
-			log.Warn("flushing the traces", slog.String("error", err.Error()))
+		if err := n.traces.Close(flushCtx); err != nil {
+			n.log.Warn("flushing the traces", slog.String("error", err.Error()))
 		}
-	}()
-	users := sticky.New(100_000, time.Now)
-	cal := calibration.New(replicaName(), st, reg, log)
+	})
+	n.users = sticky.New(100_000, time.Now)
+	n.cal = calibration.New(replicaName(), n.st, n.reg, n.log)
 	// Domain priors are shared through the store and outlive restarts;
 	// the request path reads this replica's copy.
-	learner := priors.New(st, reg, log)
-	var (
-		mon      *health.Monitor
-		usage    *ledger.Writer
-		bus      *events.Publisher
-		alerts   *events.Alerter
-		answers  *answercache.Shared // the response cache's Redis layer; nil without Redis
-		ledgerDB ledger.Ledger
-	)
-	build := func(p *policy.Policy) (*server.Runtime, error) {
-		if mon == nil {
-			m, err := health.New(p.Gateway.Health, time.Now, log)
-			if err != nil {
-				return nil, err
-			}
-			mon = m
-			reg.MustRegister(mon.Collector())
-		} else if err := mon.Reconfigure(p.Gateway.Health); err != nil {
-			return nil, err
-		}
-		models := map[string][]string{}
-		for _, m := range p.Models {
-			for _, d := range m.Deployments {
-				models[d.Provider.Name] = append(models[d.Provider.Name], d.Name)
-			}
-		}
-		mon.Track(models)
-		chains, err := filters.Build(filters.Deps{
-			Policy: p, Logger: log, Metrics: reg, Secrets: secrets{}, Store: st, Spool: spool, Sticky: users, Health: mon,
-			Ledger: usage, Events: bus, Alerts: alerts, Answers: answers, Usage: ledgerDB, Audit: trail, Calibration: cal, Priors: learner,
-			Loads: loads,
-		})
-		if err != nil {
-			return nil, err
-		}
-		var auto, learning []string
-		for _, r := range p.Routes {
-			if r.Routing.Auto != nil {
-				auto = append(auto, r.Name)
-			}
-			if r.Routing.Learn != nil {
-				learning = append(learning, r.Name)
-			}
-		}
-		cal.Retain(auto)
-		learner.Retain(learning)
-		tr, err := traces.Tracer(p.Gateway.Tracing)
-		if err != nil {
-			return nil, err
-		}
-		return &server.Runtime{Policy: p, Chains: chains, Tracing: tr}, nil
-	}
-	p, err := policy.Load(c.configDir)
+	n.learner = priors.New(n.st, n.reg, n.log)
+	return nil
+}
+
+func (n *node) loadPolicy(ctx context.Context) error {
+	p, err := policy.Load(n.c.configDir)
 	if err != nil {
-		loads.Refused(ctx, err)
+		n.loads.Refused(ctx, err)
 		return err
 	}
-	db, writer, err := openLedger(ctx, p, reg, spools[ledgerSpool], spools[heldSpool], log)
+	n.p = p
+	return nil
+}
+
+func (n *node) openLedger(ctx context.Context) error {
+	db, writer, err := openLedger(ctx, n.p, n.reg, n.spools[ledgerSpool], n.spools[heldSpool], n.log)
 	if err != nil {
-		log.Error("opening the usage ledger", slog.String("error", err.Error()))
+		n.log.Error("opening the usage ledger", slog.String("error", err.Error()))
 		return err
 	}
-	defer func() {
+	n.onClose(func() {
 		// Every record queued before shutdown reaches the database.
 		flushCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := writer.Close(flushCtx); err != nil {
-			log.Error("flushing the usage ledger", slog.String("error", err.Error()))
+			n.log.Error("flushing the usage ledger", slog.String("error", err.Error()))
 		}
 		_ = db.Close()
-	}()
-	usage = writer
-	ledgerDB = db
+	})
+	n.usage, n.ledgerDB = writer, db
+	return nil
+}
+
+func (n *node) openEvents(context.Context) error {
 	var scripting redis.Scripter // stays nil without Redis
-	if rc != nil {
-		scripting = rc
-		answers = answercache.NewShared(rc, storePrefix)
+	if n.rc != nil {
+		scripting = n.rc
+		n.answers = answercache.NewShared(n.rc, storePrefix)
 	}
-	if bus, alerts, err = openEvents(p, scripting, log); err != nil {
-		log.Error("opening the events", slog.String("error", err.Error()))
+	bus, alerts, err := openEvents(n.p, scripting, n.log)
+	if err != nil {
+		n.log.Error("opening the events", slog.String("error", err.Error()))
 		return err
-	} else if bus != nil {
-		defer func() {
+	}
+	n.bus, n.alerts = bus, alerts
+	if bus != nil {
+		n.onClose(func() {
 			flushCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
 			if err := bus.Close(flushCtx); err != nil {
-				log.Error("flushing the usage events", slog.String("error", err.Error()))
+				n.log.Error("flushing the usage events", slog.String("error", err.Error()))
 			}
 			alerts.Close(flushCtx)
-		}()
+		})
 	}
-	rt, err := build(p)
-	if err != nil {
-		loads.Refused(ctx, err)
-		return err
-	}
-	var current atomic.Pointer[server.Runtime]
-	current.Store(rt)
-	loads.Applied(ctx, p.Version)
+	return nil
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := server.New(current.Load, log)
-	srv.SetAdmission(c.admission)
-	reg.MustRegister(srv.Collector())
-	lis, creds, err := c.channel.Open()
-	if err != nil {
-		return err
-	}
-	g := grpc.NewServer(append(creds, serverOptions()...)...)
-	extprocv3.RegisterExternalProcessorServer(g, srv)
-	accesslogv3.RegisterAccessLogServiceServer(g, srv.AttemptLog())
-	errc := make(chan error, 3)
-	go func() { errc <- g.Serve(lis) }()
-	go c.memory.releaseWhenIdle(ctx, srv.Activity, debug.FreeOSMemory)
-	go syncDrills(ctx, st, mon, time.Second, log)
-	go cal.Run(ctx, calibrationPeriod)
-	go learner.Run(ctx, calibrationPeriod)
-	live := func() *policy.Policy { return current.Load().Policy }
-	share := newOutageShare(st, mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, log)
-	go share.run(ctx, time.Second)
-	chk := newChecker(mon, live, secrets{}, log)
-	mon.OnDegraded(chk.warmBackups)
-	go chk.run(ctx, time.Second)
-	go newWindowShare(st, mon, replicaName(), log).run(ctx, time.Second)
-	log.Info("ext_proc listening", slog.String("addr", c.channel.Listen))
-
-	var hs *http.Server
-	if c.metrics != "" {
-		// The ledger is not among the checks: while it is down the writer
-		// keeps the records (and its spool), so it costs no request, and a
-		// replica taken out of service for it would turn a ledger outage
-		// into a gateway outage. Its state shows in
-		// switchyard_ledger_write_errors_total and the buffered gauge.
-		var checks []check
-		if rc != nil {
-			checks = append(checks, check{name: "redis", ping: func(ctx context.Context) error { return rc.Ping(ctx).Err() }})
+// build makes the runtime of a policy: the health monitor set to it, each
+// route's chain, and its tracer. A reload calls it too.
+func (n *node) build(p *policy.Policy) (*server.Runtime, error) {
+	if n.mon == nil {
+		m, err := health.New(p.Gateway.Health, time.Now, n.log)
+		if err != nil {
+			return nil, err
 		}
-		mux := opsMux(reg, func() string { return current.Load().Policy.Version }, checks, func() []string { return unreachableLines(mon) }, c.pprof)
-		hs = &http.Server{Addr: c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
-			}
-		}()
+		n.mon = m
+		n.reg.MustRegister(n.mon.Collector())
+	} else if err := n.mon.Reconfigure(p.Gateway.Health); err != nil {
+		return nil, err
 	}
+	models := map[string][]string{}
+	for _, m := range p.Models {
+		for _, d := range m.Deployments {
+			models[d.Provider.Name] = append(models[d.Provider.Name], d.Name)
+		}
+	}
+	n.mon.Track(models)
+	chains, err := filters.Build(filters.Deps{
+		Policy: p, Logger: n.log, Metrics: n.reg, Secrets: secrets{}, Store: n.st, Spool: n.spool, Sticky: n.users, Health: n.mon,
+		Ledger: n.usage, Events: n.bus, Alerts: n.alerts, Answers: n.answers, Usage: n.ledgerDB, Audit: n.trail, Calibration: n.cal, Priors: n.learner,
+		Loads: n.loads,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var auto, learning []string
+	for _, r := range p.Routes {
+		if r.Routing.Auto != nil {
+			auto = append(auto, r.Name)
+		}
+		if r.Routing.Learn != nil {
+			learning = append(learning, r.Name)
+		}
+	}
+	n.cal.Retain(auto)
+	n.learner.Retain(learning)
+	tr, err := n.traces.Tracer(p.Gateway.Tracing)
+	if err != nil {
+		return nil, err
+	}
+	return &server.Runtime{Policy: p, Chains: chains, Tracing: tr}, nil
+}
+
+func (n *node) firstRuntime(ctx context.Context) error {
+	rt, err := n.build(n.p)
+	if err != nil {
+		n.loads.Refused(ctx, err)
+		return err
+	}
+	n.current.Store(rt)
+	n.loads.Applied(ctx, n.p.Version)
+	return nil
+}
+
+// serve starts the gRPC server Envoy calls: ext_proc and the attempt log.
+func (n *node) serve(context.Context) error {
+	srv := server.New(n.current.Load, n.log)
+	srv.SetAdmission(n.c.admission)
+	n.reg.MustRegister(srv.Collector())
+	lis, creds, err := n.c.channel.Open()
+	if err != nil {
+		return err
+	}
+	n.g = grpc.NewServer(append(creds, serverOptions()...)...)
+	extprocv3.RegisterExternalProcessorServer(n.g, srv)
+	accesslogv3.RegisterAccessLogServiceServer(n.g, srv.AttemptLog())
+	go func() { n.errc <- n.g.Serve(lis) }()
+	n.srv = srv
+	n.log.Info("ext_proc listening", slog.String("addr", n.c.channel.Listen))
+	return nil
+}
+
+// background starts what runs beside requests: memory release, drills,
+// calibration and learning, and health shared between replicas.
+func (n *node) background(ctx context.Context) error {
+	go n.c.memory.releaseWhenIdle(ctx, n.srv.Activity, debug.FreeOSMemory)
+	go syncDrills(ctx, n.st, n.mon, time.Second, n.log)
+	go n.cal.Run(ctx, calibrationPeriod)
+	go n.learner.Run(ctx, calibrationPeriod)
+	live := func() *policy.Policy { return n.current.Load().Policy }
+	share := newOutageShare(n.st, n.mon, replicaName(), func() time.Duration { return live().Gateway.Health.Breaker.OpenTimeout }, n.log)
+	go share.run(ctx, time.Second)
+	chk := newChecker(n.mon, live, secrets{}, n.log)
+	n.mon.OnDegraded(chk.warmBackups)
+	go chk.run(ctx, time.Second)
+	go newWindowShare(n.st, n.mon, replicaName(), n.log).run(ctx, time.Second)
+	return nil
+}
+
+// serveOps serves metrics, health and readiness when -metrics is set.
+func (n *node) serveOps(context.Context) error {
+	if n.c.metrics == "" {
+		return nil
+	}
+	// The ledger is not among the checks: while it is down the writer
+	// keeps the records (and its spool), so it costs no request, and a
+	// replica taken out of service for it would turn a ledger outage
+	// into a gateway outage. Its state shows in
+	// switchyard_ledger_write_errors_total and the buffered gauge.
+	var checks []check
+	if rc := n.rc; rc != nil {
+		checks = append(checks, check{name: "redis", ping: func(ctx context.Context) error { return rc.Ping(ctx).Err() }})
+	}
+	mux := opsMux(n.reg, func() string { return n.current.Load().Policy.Version }, checks, func() []string { return unreachableLines(n.mon) }, n.c.pprof)
+	n.hs = &http.Server{Addr: n.c.metrics, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		errc <- policy.Watch(ctx, c.configDir, p.Version, c.poll, func(np *policy.Policy) error {
-			nrt, err := build(np)
+		if err := n.hs.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			n.errc <- err
+		}
+	}()
+	return nil
+}
+
+// watch applies each new version of the policy directory, or reports
+// why not.
+func (n *node) watch(ctx context.Context) error {
+	go func() {
+		n.errc <- policy.Watch(ctx, n.c.configDir, n.p.Version, n.c.poll, func(np *policy.Policy) error {
+			nrt, err := n.build(np)
 			if err != nil {
 				return err
 			}
-			current.Store(nrt)
-			loads.Applied(ctx, np.Version)
+			n.current.Store(nrt)
+			n.loads.Applied(ctx, np.Version)
 			return nil
-		}, func(err error) { loads.Refused(ctx, err) })
+		}, func(err error) { n.loads.Refused(ctx, err) })
 	}()
+	return nil
+}
 
+// wait runs until ctx ends or a server fails, then lets in-flight streams
+// finish (Envoy drains first), but not forever.
+func (n *node) wait(ctx context.Context) error {
+	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+	case err = <-n.errc:
 	}
-	// Let in-flight streams finish (Envoy drains first), but not forever.
 	stopped := make(chan struct{})
-	go func() { g.GracefulStop(); close(stopped) }()
+	go func() { n.g.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-time.After(10 * time.Second):
-		g.Stop()
+		n.g.Stop()
 	}
-	if hs != nil {
-		_ = hs.Close()
+	if n.hs != nil {
+		_ = n.hs.Close()
 	}
 	return err
 }

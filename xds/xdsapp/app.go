@@ -1,4 +1,4 @@
-// Package app wires the control plane process: flags, policy loading and
+// Package xdsapp wires the control plane process: flags, policy loading and
 // watching, the ADS gRPC server and the metrics endpoint.
 package xdsapp
 
