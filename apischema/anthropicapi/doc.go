@@ -1,4 +1,4 @@
-// Package anthropic holds the client-facing wire types of Anthropic's
+// Package anthropicapi holds the client-facing wire types of Anthropic's
 // Messages API as Switchyard serves it on /v1/messages: the request (and
 // its bounded parsing), the whole and streamed answer, the token count and
 // the error envelope. Parsing is lenient about unknown fields and strict

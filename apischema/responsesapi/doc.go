@@ -1,4 +1,4 @@
-// Package responses holds the client-facing wire types of OpenAI's
+// Package responsesapi holds the client-facing wire types of OpenAI's
 // Responses API as Switchyard serves it on /v1/responses: the request (and
 // its bounded parsing), the whole answer (a response object with its
 // output items) and the streamed events. The gateway keeps no state, so it

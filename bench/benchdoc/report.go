@@ -1,4 +1,4 @@
-// Package report writes benchmark results into docs/BENCHMARKS.md. Each
+// Package benchdoc writes benchmark results into docs/BENCHMARKS.md. Each
 // benchmark owns one section between its own markers, so several programs
 // share the file without clobbering each other.
 package benchdoc

@@ -1,4 +1,4 @@
-// Package catalog ships Switchyard's model catalog: what each model the
+// Package modelcatalog ships Switchyard's model catalog: what each model the
 // project knows is (its vendor's id, context window, output cap,
 // capabilities), what it costs (USD per million tokens, cached input,
 // long-context tiers, server tools per use) and when its vendor retires

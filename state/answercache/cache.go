@@ -1,4 +1,4 @@
-// Package cache keeps answers for the response cache (filters/cache): a
+// Package answercache keeps answers for the response cache (filters/cache): a
 // replica's own memory, bounded in bytes, in front of a layer shared by
 // every replica in Redis. An entry is an answer as the client got it (an
 // OpenAI chat completion) with what it took to make.
