@@ -19,10 +19,14 @@ export SWITCHYARD_BIN   := $(BIN)
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 
-.PHONY: all deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
+.PHONY: all hooks deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture console-screenshots
 
 all: build
+
+## hooks: install the commit-msg hook (subjects of at most 72 characters)
+hooks:
+	install -m 0755 scripts/commit-msg "$$(git rev-parse --git-path hooks)/commit-msg"
 
 ## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL, Prometheus and Chromium (Debian packages)
 deps: envoy redis postgres prometheus chromium
