@@ -26,7 +26,7 @@ all: build
 
 ## hooks: install the commit-msg hook (subjects of at most 72 characters)
 hooks:
-	install -m 0755 scripts/commit-msg "$$(git rev-parse --git-path hooks)/commit-msg"
+	install -D -m 0755 scripts/commit-msg "$$(git rev-parse --git-path hooks)/commit-msg"
 
 ## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL, Prometheus and Chromium (Debian packages)
 deps: envoy redis postgres prometheus chromium
