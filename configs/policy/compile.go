@@ -134,6 +134,7 @@ func compile(s *Spec, idx nodeIndex, gwFile string, files []File) (*Policy, erro
 	}
 	c.patterns(s.Models, p)
 	c.aliases(s.Aliases, p)
+	c.probeModels(s.Providers, p)
 	for i := range s.Models {
 		if m := p.models[s.Models[i].Name]; m != nil && origins[m.Name] == &s.Models[i] && len(s.Models[i].Fallback) > 0 {
 			m.Fallback = c.models(s.Models[i].src, display("models", i, m.Name), "fallback", s.Models[i].Fallback, p)

@@ -264,6 +264,8 @@ type Provider struct {
 	ConnectTimeout    time.Duration
 	// Connections are the provider cluster's pool, bounds and protocol.
 	Connections Connections
+	// Probes are the provider's capability probes; nil: none.
+	Probes *Probes
 	// Cluster is the Envoy cluster that reaches this provider.
 	Cluster string
 }

@@ -98,6 +98,9 @@ func (c *compiler) provider(s *ProviderSpec, i int, seen map[string]*Provider) *
 	if p.Connections, connOK = c.connections(s.src, d, s.Connections, p.ConnectTimeout); !connOK {
 		ok = false
 	}
+	// Probes that do not compile are reported and left off; the provider
+	// stays, so that its models do not report it missing too.
+	p.Probes = c.probes(s.src, d, s.Probes)
 	if !ok {
 		return nil
 	}

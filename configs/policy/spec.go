@@ -161,6 +161,10 @@ type ProviderSpec struct {
 	// Connections tunes the provider's connection pool, circuit breakers
 	// and HTTP version (connections.go).
 	Connections *ConnectionsSpec `yaml:"connections"`
+	// Probes checks, periodically and with tiny requests, that the
+	// provider's models do what their capabilities claim (probes.go);
+	// unset: never.
+	Probes *ProbesSpec `yaml:"probes"`
 	// Limits are the provider's own rate limits, so the gateway routes
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
