@@ -225,6 +225,10 @@ func (a anthropic) messages(x *exchange) {
 		x.fail(apiError{status: http.StatusNotFound, typ: "not_found_error", message: "model: " + req.Model})
 		return
 	}
+	if e := x.lacking(conv); e != nil {
+		x.fail(*e)
+		return
+	}
 	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	seq := x.p.nextSeq()

@@ -44,6 +44,20 @@ const (
 	// FaultMalformed answers 200 with a body that is not valid JSON (or not
 	// valid JSON inside the SSE events of a stream); Fault.Body overrides it.
 	FaultMalformed FaultMode = "malformed"
+	// FaultLacks takes Fault.Capability away from the provider's models,
+	// as a model that never had it behaves: a request that uses tools,
+	// images or JSON mode gets the kind's native 400; for stream_usage
+	// (OpenAI kinds) a stream never carries usage, whatever the client
+	// asked. Other requests are served as usual. It lasts until cleared.
+	FaultLacks FaultMode = "lacks"
+)
+
+// The capabilities a FaultLacks fault takes away.
+const (
+	LackTools       = "tools"
+	LackVision      = "vision"
+	LackJSON        = "json"
+	LackStreamUsage = "stream_usage"
 )
 
 // Fault describes an injected failure. Set it with [Sim.SetFault] or
@@ -67,9 +81,13 @@ type Fault struct {
 	RetryAfter Duration `json:"retry_after,omitempty"`
 	// Chunks is how many stream events FaultCutStream sends before cutting.
 	Chunks int `json:"chunks,omitempty"`
+	// Capability is what FaultLacks takes away: tools, vision, json or
+	// stream_usage.
+	Capability string `json:"capability,omitempty"`
 	// Count is how many requests the fault applies to before it clears
 	// itself; 0 keeps it until it is cleared. FaultDown refuses connections,
-	// which cannot be counted, so it needs Count 0.
+	// which cannot be counted, and FaultLacks describes a model rather than
+	// requests, so both need Count 0.
 	Count int `json:"count,omitempty"`
 	// QuotaRemaining, when set, is reported as the remaining requests and
 	// tokens in the provider's rate-limit response headers while the fault
@@ -104,6 +122,15 @@ func (f Fault) validate() error {
 		if f.Count != 0 {
 			return errors.New("count: a down provider refuses connections, which cannot be counted; clear the fault instead")
 		}
+	case FaultLacks:
+		switch f.Capability {
+		case LackTools, LackVision, LackJSON, LackStreamUsage:
+		default:
+			return fmt.Errorf("capability %q: must be one of tools, vision, json, stream_usage", f.Capability)
+		}
+		if f.Count != 0 {
+			return errors.New("count: a model lacks a capability until the fault is cleared")
+		}
 	case FaultDown503, FaultMalformed:
 	case FaultStatus:
 		if f.Status < 100 || f.Status > 599 {
@@ -119,6 +146,9 @@ func (f Fault) validate() error {
 		}
 	default:
 		return fmt.Errorf("mode %q: unknown", f.Mode)
+	}
+	if f.Capability != "" && f.Mode != FaultLacks {
+		return fmt.Errorf("capability: only for mode %q", FaultLacks)
 	}
 	return nil
 }

@@ -583,6 +583,10 @@ func TestSetFaultRejects(t *testing.T) {
 		{"down with a count", providersim.Fault{Mode: providersim.FaultDown, Count: 1}, "cannot be counted"},
 		{"negative count", providersim.Fault{Mode: providersim.FaultMalformed, Count: -1}, "must not be negative"},
 		{"negative chunks", providersim.Fault{Mode: providersim.FaultCutStream, Chunks: -1}, "must not be negative"},
+		{"lacks nothing named", providersim.Fault{Mode: providersim.FaultLacks}, `capability "": must be one of`},
+		{"lacks something unknown", providersim.Fault{Mode: providersim.FaultLacks, Capability: "telepathy"}, `capability "telepathy"`},
+		{"lacks with a count", providersim.Fault{Mode: providersim.FaultLacks, Capability: providersim.LackTools, Count: 1}, "until the fault is cleared"},
+		{"capability without lacks", providersim.Fault{Mode: providersim.FaultMalformed, Capability: providersim.LackTools}, `only for mode "lacks"`},
 	}
 	sim, _ := startKind(t, providersim.KindOpenAI)
 	for _, tt := range tests {
@@ -593,6 +597,13 @@ func TestSetFaultRejects(t *testing.T) {
 			}
 		})
 	}
+	t.Run("stream usage on anthropic", func(t *testing.T) {
+		an, _ := startKind(t, providersim.KindAnthropic)
+		err := an.SetFault("anthropic", providersim.Fault{Mode: providersim.FaultLacks, Capability: providersim.LackStreamUsage})
+		if err == nil || !strings.Contains(err.Error(), "only OpenAI kinds") {
+			t.Errorf("got %v, want an error naming the OpenAI kinds", err)
+		}
+	})
 	t.Run("unknown provider", func(t *testing.T) {
 		if err := sim.SetFault("nope", providersim.Fault{Mode: providersim.FaultDown}); !errors.Is(err, providersim.ErrUnknownProvider) {
 			t.Errorf("got %v, want ErrUnknownProvider", err)
@@ -621,6 +632,78 @@ func TestFaultDrip(t *testing.T) {
 			_, again := do(t, sim.URL(string(kind)), c.plain)
 			if !json.Valid([]byte(again)) || len(sleeps.delays()) != len(body)-1 {
 				t.Errorf("the fault's count of 1 did not clear it")
+			}
+		})
+	}
+}
+
+// TestFaultLacks: a provider that lacks a capability refuses, in its
+// native envelope, exactly the requests that use it, and serves the
+// others; cleared, it serves them all again.
+func TestFaultLacks(t *testing.T) {
+	const tools = `"tools":[{"type":"function","function":{"name":"probe","parameters":{"type":"object"}}}]`
+	const image = `[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]`
+	tests := []struct {
+		name       string
+		kind       providersim.Kind
+		capability string
+		uses, not  call
+		wantBody   string // in the refusal
+	}{
+		{name: "openai without tools", kind: providersim.KindOpenAI, capability: providersim.LackTools,
+			uses:     call{path: "/v1/chat/completions", body: `{"model":"m","messages":[{"role":"user","content":"hi"}],` + tools + `}`},
+			not:      kindCalls[providersim.KindOpenAI].plain,
+			wantBody: `"type":"invalid_request_error"`},
+		{name: "anthropic without vision", kind: providersim.KindAnthropic, capability: providersim.LackVision,
+			uses: call{path: "/v1/messages", header: anthropicHeaders, body: `{"model":"m","max_tokens":50,"messages":[{"role":"user","content":[` +
+				`{"type":"text","text":"what is this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]}`},
+			not:      kindCalls[providersim.KindAnthropic].plain,
+			wantBody: `"type":"invalid_request_error"`},
+		{name: "gemini without JSON mode", kind: providersim.KindGemini, capability: providersim.LackJSON,
+			uses:     call{path: "/v1beta/models/m:generateContent", body: `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json"}}`},
+			not:      kindCalls[providersim.KindGemini].plain,
+			wantBody: `"status":"INVALID_ARGUMENT"`},
+		{name: "compatible without vision", kind: providersim.KindOpenAICompatible, capability: providersim.LackVision,
+			uses:     call{path: "/v1/chat/completions", body: `{"model":"m","messages":[{"role":"user","content":` + image + `}]}`},
+			not:      kindCalls[providersim.KindOpenAICompatible].plain,
+			wantBody: `does not support image input`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim, _ := startKind(t, tt.kind)
+			name := string(tt.kind)
+			setFault(t, sim, name, providersim.Fault{Mode: providersim.FaultLacks, Capability: tt.capability})
+			if resp, body := do(t, sim.URL(name), tt.uses); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, tt.wantBody) {
+				t.Errorf("a request using %s: %d %s, want 400 with %s", tt.capability, resp.StatusCode, body, tt.wantBody)
+			}
+			if resp, body := do(t, sim.URL(name), tt.not); resp.StatusCode != http.StatusOK {
+				t.Errorf("a request not using %s: %d %s, want 200", tt.capability, resp.StatusCode, body)
+			}
+			if err := sim.ClearFault(name); err != nil {
+				t.Fatal(err)
+			}
+			if resp, body := do(t, sim.URL(name), tt.uses); resp.StatusCode != http.StatusOK {
+				t.Errorf("cleared, a request using %s: %d %s, want 200", tt.capability, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestFaultLacksStreamUsage: an OpenAI-kind stream carries no usage
+// while the fault lasts, though the client asked for it.
+func TestFaultLacksStreamUsage(t *testing.T) {
+	for _, kind := range []providersim.Kind{providersim.KindOpenAI, providersim.KindAzureOpenAI, providersim.KindOpenAICompatible} {
+		t.Run(string(kind), func(t *testing.T) {
+			sim, _ := startKind(t, kind)
+			c := kindCalls[kind].stream
+			c.body = strings.Replace(c.body, `"stream":true`, `"stream":true,"stream_options":{"include_usage":true}`, 1)
+			if _, body := do(t, sim.URL(string(kind)), c); !strings.Contains(body, `"prompt_tokens"`) {
+				t.Fatalf("without the fault the stream has no usage: %s", body)
+			}
+			setFault(t, sim, string(kind), providersim.Fault{Mode: providersim.FaultLacks, Capability: providersim.LackStreamUsage})
+			_, body := do(t, sim.URL(string(kind)), c)
+			if strings.Contains(body, `"usage"`) || !strings.Contains(body, "data: [DONE]") {
+				t.Errorf("with the fault: %s, want a whole stream without usage", body)
 			}
 		})
 	}

@@ -208,6 +208,10 @@ func (g gemini) generate(x *exchange, model string, stream bool) {
 		x.fail(apiError{status: http.StatusNotFound, typ: "NOT_FOUND", message: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.", model)})
 		return
 	}
+	if e := x.lacking(conv); e != nil {
+		x.fail(*e)
+		return
+	}
 	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := gmResponse{ModelVersion: model, ResponseID: fmt.Sprintf("sim%06d", x.p.nextSeq())}

@@ -272,11 +272,15 @@ func (o openAI) chat(x *exchange, deployment string) {
 		x.fail(o.modelNotFound(model))
 		return
 	}
+	if e := x.lacking(conv); e != nil {
+		x.fail(*e)
+		return
+	}
 	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := o.envelope(x, model)
 	if req.Stream {
-		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !x.lacks(LackStreamUsage)
 		x.writeStream("text/event-stream", o.chunks(env, r, includeUsage))
 		return
 	}

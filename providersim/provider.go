@@ -144,6 +144,11 @@ func (p *provider) setFault(f Fault) error {
 	if err := f.validate(); err != nil {
 		return fmt.Errorf("%w: %w", errInvalidFault, err)
 	}
+	if f.Mode == FaultLacks && f.Capability == LackStreamUsage && p.cfg.Kind != KindOpenAI && p.cfg.Kind != KindAzureOpenAI && p.cfg.Kind != KindOpenAICompatible {
+		// Anthropic's and Gemini's streams carry usage in events a client
+		// cannot do without.
+		return fmt.Errorf("%w: capability stream_usage: only OpenAI kinds stream usage on request", errInvalidFault)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -364,6 +369,34 @@ func (x *exchange) answer(c conversation) reply {
 }
 
 func (x *exchange) fail(e apiError) { x.p.d.writeError(x.w, e) }
+
+// lacking is the kind's 400 for a request that uses the capability a
+// FaultLacks fault takes away, worded as a model without it answers; nil
+// when the request does not use it.
+func (x *exchange) lacking(c conversation) *apiError {
+	if x.fault.Mode != FaultLacks {
+		return nil
+	}
+	var what string
+	switch {
+	case x.fault.Capability == LackTools && len(c.tools) > 0:
+		what = "tools"
+	case x.fault.Capability == LackVision && c.images > 0:
+		what = "image input"
+	case x.fault.Capability == LackJSON && c.format.json:
+		what = "JSON mode"
+	default:
+		return nil
+	}
+	e := x.p.d.statusError(http.StatusBadRequest, 0)
+	e.message = fmt.Sprintf("%s does not support %s.", c.model, what)
+	return &e
+}
+
+// lacks reports whether a FaultLacks fault took capability away.
+func (x *exchange) lacks(capability string) bool {
+	return x.fault.Mode == FaultLacks && x.fault.Capability == capability
+}
 
 func (x *exchange) writeJSON(status int, v any) {
 	b, err := json.Marshal(v)

@@ -83,6 +83,10 @@ func (o openAI) responses(x *exchange) {
 		x.fail(o.modelNotFound(req.Model))
 		return
 	}
+	if e := x.lacking(conv); e != nil {
+		x.fail(*e)
+		return
+	}
 	r := x.answer(conv)
 	x.p.served(r.promptTokens, r.completionTokens)
 	env := o.envelope(x, req.Model)
