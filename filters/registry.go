@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/probe"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -46,6 +47,10 @@ type Deps struct {
 	Spool *store.Spooler
 	// Health is the provider health monitor; it outlives policy reloads.
 	Health *health.Monitor
+	// Probes holds the verdicts of the capability probes (state/probe),
+	// shared by the replicas; it outlives policy reloads. Nil: every
+	// capability a model claims stands.
+	Probes *probe.Board
 	// Sticky remembers which model served each end user; it outlives
 	// policy reloads.
 	Sticky StickyStore

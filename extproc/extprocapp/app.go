@@ -31,6 +31,7 @@ import (
 	"github.com/switchyard/switchyard/extproc/tracing"
 	"github.com/switchyard/switchyard/filters"
 	_ "github.com/switchyard/switchyard/filters/all" // every filter a policy may name
+	"github.com/switchyard/switchyard/filters/translate"
 	"github.com/switchyard/switchyard/state/answercache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
@@ -38,8 +39,10 @@ import (
 	"github.com/switchyard/switchyard/state/lease"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/probe"
 	"github.com/switchyard/switchyard/state/sticky"
 	"github.com/switchyard/switchyard/state/store"
+	"github.com/switchyard/switchyard/translator"
 )
 
 // DefaultListen is the Unix socket Envoy's bootstrap (envoy/bootstrap.yaml)
@@ -182,6 +185,7 @@ type node struct {
 	users   *sticky.Store
 	cal     *calibration.Calibrator
 	learner *priors.Learner
+	probes  *probe.Board
 
 	mon      *health.Monitor
 	usage    *ledger.Writer
@@ -267,7 +271,8 @@ func (n *node) openSpools(ctx context.Context) error {
 }
 
 // openServices makes what outlives policy reloads: trace pipelines,
-// stickiness, the calibrator and the domain learner.
+// stickiness, the calibrator, the domain learner and the board of
+// capability probes.
 func (n *node) openServices(context.Context) error {
 	n.traces = tracing.NewPipelines(n.reg, n.log)
 	n.onClose(func() {
@@ -283,6 +288,8 @@ func (n *node) openServices(context.Context) error {
 	// Domain priors are shared through the store and outlive restarts;
 	// the request path reads this replica's copy.
 	n.learner = priors.New(n.st, n.reg, n.log)
+	n.probes = probe.NewBoard()
+	n.reg.MustRegister(n.probes.Collector())
 	return nil
 }
 
@@ -361,7 +368,7 @@ func (n *node) build(p *policy.Policy) (*server.Runtime, error) {
 	}
 	n.mon.Track(models)
 	chains, err := filters.Build(filters.Deps{
-		Policy: p, Logger: n.log, Metrics: n.reg, Secrets: secrets{}, Store: n.st, Spool: n.spool, Sticky: n.users, Health: n.mon,
+		Policy: p, Logger: n.log, Metrics: n.reg, Secrets: secrets{}, Store: n.st, Spool: n.spool, Sticky: n.users, Health: n.mon, Probes: n.probes,
 		Ledger: n.usage, Events: n.bus, Alerts: n.alerts, Answers: n.answers, Usage: n.ledgerDB, Audit: n.trail, Calibration: n.cal, Priors: n.learner,
 		Loads: n.loads,
 	})
@@ -416,7 +423,8 @@ func (n *node) serve(context.Context) error {
 }
 
 // background starts what runs beside requests: memory release, drills,
-// calibration and learning, and health shared between replicas.
+// calibration and learning, health shared between replicas and the
+// capability probes.
 func (n *node) background(ctx context.Context) error {
 	go n.c.memory.releaseWhenIdle(ctx, n.srv.Activity, debug.FreeOSMemory)
 	go syncDrills(ctx, n.st, n.mon, time.Second, n.log)
@@ -429,6 +437,12 @@ func (n *node) background(ctx context.Context) error {
 	n.mon.OnDegraded(chk.warmBackups)
 	go chk.run(ctx, time.Second)
 	go newWindowShare(n.st, n.mon, replicaName(), n.log).run(ctx, time.Second)
+	// Probes go to the provider from here, where the keys are, translated
+	// as a real request to the model is.
+	go probe.New(n.probes, probe.Options{
+		Policy: live, Store: n.st, Key: chk.key, Ledger: n.usage, Metrics: n.reg, Log: n.log,
+		Translate: func(t translator.Target) translator.Translator { return translate.For(policy.APIChatCompletions, t) },
+	}).Run(ctx, time.Second)
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/probe"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -33,6 +34,7 @@ func init() { filters.Register("admin", New) }
 // Filter serves the admin API.
 type Filter struct {
 	health *health.Monitor
+	probes *probe.Board // nil: no capability probes
 	store  store.Store
 	log    *slog.Logger
 	trail  *audit.Logger
@@ -50,7 +52,7 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now), learn: deps.Priors}
+	f := &Filter{health: deps.Health, probes: deps.Probes, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now), learn: deps.Priors}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),

@@ -11,12 +11,18 @@ import (
 )
 
 // providers answers GET /admin/providers: every provider's health state,
-// breaker state, canary step and the numbers behind them.
+// breaker state, canary step and the numbers behind them, and under
+// "probes" what the capability probes found of each probed provider's
+// models.
 func (f *Filter) providers(_ context.Context, _ *filters.Exchange, _ string) (int, any, error) {
 	if f.health == nil {
 		return 0, nil, filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServer, "health_unavailable", "this gateway runs no health monitor")
 	}
-	return http.StatusOK, map[string]any{"object": "list", "data": f.health.Snapshot()}, nil
+	answer := map[string]any{"object": "list", "data": f.health.Snapshot()}
+	if f.probes != nil {
+		answer["probes"] = f.probes.Snapshot()
+	}
+	return http.StatusOK, answer, nil
 }
 
 type faultRequest struct {

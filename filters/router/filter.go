@@ -58,6 +58,9 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if deps.Priors != nil {
 		opts = append(opts, WithPriors(deps.Priors))
 	}
+	if deps.Probes != nil {
+		opts = append(opts, WithProbes(deps.Probes))
+	}
 	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky, opts...)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,8 @@ func (f *Filter) hybridRequested(x *filters.Exchange) bool {
 }
 
 // hybrid plans a hybrid request: every model of the route's hybrid mode
-// the caller may use and the health monitor admits, each one call. A
+// the caller may use, that passes the probes of what the request needs
+// and that the health monitor admits, each one call. A
 // stream is refused: the answer is picked among whole answers.
 func (f *Filter) hybrid(x *filters.Exchange) error {
 	h := f.router.route.Hybrid
@@ -25,10 +26,15 @@ func (f *Filter) hybrid(x *filters.Exchange) error {
 			"'%s' picks one of several whole answers and cannot stream; send stream: false, or name one model", h.Name).WithParam("stream")
 	}
 	key := HashID(x.ID)
+	need := needs(x.Chat)
 	var names, skipped []string
 	for _, m := range h.Models {
 		if !policy.MayServe(x.Caller.Key, x.Caller.Tenant, m, "") {
 			skipped = append(skipped, m.Name+" (not allowed)")
+			continue
+		}
+		if bad := f.router.probeFailing(m, need); bad != "" {
+			skipped = append(skipped, m.Name+" (probe failing: "+bad+")")
 			continue
 		}
 		if f.health != nil {

@@ -32,6 +32,13 @@ type Health interface {
 	InFlight(provider, model string) int64
 }
 
+// Probes is what the router asks of the capability probes
+// (*probe.Board): the capabilities a deployment claims but failed its
+// probes of.
+type Probes interface {
+	Failing(provider, model string) policy.Capability
+}
+
 // Pressure is how close a tenant is to its budget (the cost governor).
 type Pressure int
 
@@ -94,7 +101,9 @@ type Router struct {
 	pol        *policy.Policy
 	classifier *complexity.Classifier
 	health     Health
-	sticky     filters.StickyStore
+	// probes is nil when no capability is probed.
+	probes Probes
+	sticky filters.StickyStore
 	// auto is set on a route that asks for a strong share or a quality
 	// target instead of thresholds.
 	auto *autoTarget
@@ -117,6 +126,7 @@ type options struct {
 	cx     complexity.Config
 	cal    *calibration.Calibrator
 	priors *priors.Learner
+	probes Probes
 }
 
 // Option adjusts a router at construction.
@@ -141,6 +151,12 @@ func WithPriors(l *priors.Learner) Option {
 	return func(o *options) { o.priors = l }
 }
 
+// WithProbes skips, for a request that needs a capability, the
+// deployments whose probes of it fail.
+func WithProbes(p Probes) Option {
+	return func(o *options) { o.probes = p }
+}
+
 // NewRouter builds a router for a route; h and sticky may be nil.
 func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.StickyStore, opts ...Option) (*Router, error) {
 	o := options{cx: complexity.Config{MediumAt: r.Routing.MediumAt, ComplexAt: r.Routing.ComplexAt}}
@@ -151,7 +167,7 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 	if err != nil {
 		return nil, err
 	}
-	rt := &Router{route: r, pol: p, classifier: c, health: h, sticky: sticky, now: time.Now}
+	rt := &Router{route: r, pol: p, classifier: c, health: h, probes: o.probes, sticky: sticky, now: time.Now}
 	if a := r.Routing.Auto; a != nil {
 		share := a.StrongShare
 		if a.QualityTarget > 0 {
@@ -286,20 +302,25 @@ func (s *signals) language() string {
 }
 
 func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64), learn *learning) *signals {
-	s := &signals{q: q, c: c, levels: levels, learn: learn, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: policy.CapChat}
-	if q.Chat.Stream {
-		s.need |= policy.CapStream
+	return &signals{q: q, c: c, levels: levels, learn: learn, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: needs(q.Chat)}
+}
+
+// needs is what a model must be able to do to serve req.
+func needs(req *openaiapi.ChatRequest) policy.Capability {
+	need := policy.CapChat
+	if req.Stream {
+		need |= policy.CapStream
 	}
-	if q.Chat.UsesTools() {
-		s.need |= policy.CapTools
+	if req.UsesTools() {
+		need |= policy.CapTools
 	}
-	if q.Chat.HasImages() {
-		s.need |= policy.CapVision
+	if req.HasImages() {
+		need |= policy.CapVision
 	}
-	if q.Chat.WantsJSON() {
-		s.need |= policy.CapJSON
+	if req.WantsJSON() {
+		need |= policy.CapJSON
 	}
-	return s
+	return need
 }
 
 // matches reports whether rule r's condition holds.
@@ -630,10 +651,11 @@ func bucket(user string, hash uint64) uint64 {
 }
 
 // admit expands the chain's models into their deployments, each model's
-// spread by its balance, and walks them through the health monitor:
-// unavailable deployments and open breakers are skipped, the rest keep
-// their order; duplicates and models that cannot serve the request are
-// dropped.
+// spread by its balance, and walks them through the capability probes
+// and the health monitor: deployments that failed the probe of a
+// capability the request needs, unavailable deployments and open
+// breakers are skipped, the rest keep their order; duplicates and models
+// that cannot serve the request are dropped.
 func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnly bool, d *Decision) {
 	seen := make(map[*policy.Model]bool, len(chain))
 	var skipped, last []string
@@ -653,6 +675,10 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 		for _, m := range r.spread(model, q.Hash, q.Chat.Stream) {
 			if len(d.Plan)+len(unreachable) >= r.route.Attempts {
 				break
+			}
+			if bad := r.probeFailing(m, s.need); bad != "" {
+				skipped = append(skipped, deploymentName(m)+" (probe failing: "+bad+")")
+				continue
 			}
 			if r.health != nil {
 				a := r.health.Admit(m.Provider.Name, m.Series(), q.Hash)
@@ -687,6 +713,15 @@ func (r *Router) admit(q *Query, s *signals, chain []*policy.Model, sensitiveOnl
 	if len(last) > 0 {
 		d.Reason += "; no address, tried last: " + strings.Join(last, ", ")
 	}
+}
+
+// probeFailing names the capabilities of need that deployment m failed
+// its probes of, "" for none.
+func (r *Router) probeFailing(m *policy.Model, need policy.Capability) string {
+	if r.probes == nil {
+		return ""
+	}
+	return missing(0, r.probes.Failing(m.Provider.Name, m.Name)&need)
 }
 
 // yieldDegraded gives a degraded model a client named the routing weight
