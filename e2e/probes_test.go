@@ -79,9 +79,10 @@ func TestProbesRouteAroundAFailingCapability(t *testing.T) {
 		ProviderKeys: map[string]string{"openai": probeKey},
 		Env:          []string{"OPENAI_API_KEY=" + probeKey},
 	})
-	waitVerdict := func(want probe.Verdict) {
+	waitVerdict := func(want probe.Verdict) time.Duration {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		start := time.Now()
+		deadline := start.Add(20 * time.Second)
 		for {
 			got, _ := probeVerdict(t, s, "tools")
 			failing := 0.0
@@ -94,7 +95,7 @@ func TestProbesRouteAroundAFailingCapability(t *testing.T) {
 					`provider="openai"`, `model="gpt-4o"`, `capability="tools"`) == failing
 			}
 			if agreed {
-				return
+				return time.Since(start)
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("gpt-4o's tools probe is %+v, want %s on admin and every replica's metrics", got, want)
@@ -107,7 +108,7 @@ func TestProbesRouteAroundAFailingCapability(t *testing.T) {
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLacks, Capability: providersim.LackTools}); err != nil {
 		t.Fatal(err)
 	}
-	waitVerdict(probe.Failing)
+	t.Logf("tools failing on admin and both replicas %s after the simulator lost them", waitVerdict(probe.Failing).Round(10*time.Millisecond))
 	got, rec := probeVerdict(t, s, "tools")
 	if !strings.Contains(got.Detail, "status 400") || !strings.Contains(got.Detail, "does not support tools") {
 		t.Errorf("the failing verdict's detail %q does not say why", got.Detail)
@@ -143,7 +144,7 @@ func TestProbesRouteAroundAFailingCapability(t *testing.T) {
 	if err := s.Sim.ClearFault("openai"); err != nil {
 		t.Fatal(err)
 	}
-	waitVerdict(probe.Passing)
+	t.Logf("tools passing again %s after they returned", waitVerdict(probe.Passing).Round(10*time.Millisecond))
 	if p := servedBy(toolRequest); p != "openai" {
 		t.Errorf("once tools returned, a tool request for gpt-4o was served by %s, want openai", p)
 	}
