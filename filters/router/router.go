@@ -721,7 +721,11 @@ func (r *Router) probeFailing(m *policy.Model, need policy.Capability) string {
 	if r.probes == nil {
 		return ""
 	}
-	return missing(0, r.probes.Failing(m.Provider.Name, m.Name)&need)
+	bad := r.probes.Failing(m.Provider.Name, m.Name) & need
+	if bad == 0 {
+		return ""
+	}
+	return missing(0, bad)
 }
 
 // yieldDegraded gives a degraded model a client named the routing weight

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +137,10 @@ func (p *Prober) Run(ctx context.Context, every time.Duration) {
 // start, the run of every provider whose slot this replica won.
 func (p *Prober) tick(ctx context.Context, start func(func())) {
 	pol := p.o.Policy()
+	if !slices.ContainsFunc(pol.Providers, func(prov *policy.Provider) bool { return prov.Probes != nil }) {
+		p.board.set(pol, nil) // nothing probed: no round trip to the store
+		return
+	}
 	p.refresh(ctx, pol)
 	for _, prov := range pol.Providers {
 		if prov.Probes == nil || !p.claim(ctx, prov) {

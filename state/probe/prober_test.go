@@ -400,3 +400,34 @@ func TestProbeSendsTheProviderKey(t *testing.T) {
 		}
 	}
 }
+
+// reads counts a store's reads of the shared board.
+type reads struct {
+	Store
+	n int
+}
+
+func (r *reads) Sketches(ctx context.Context, series string) (map[string][]byte, error) {
+	r.n++
+	return r.Store.Sketches(ctx, series)
+}
+
+// TestNothingProbedCostsNoRoundTrip: a policy without probes leaves the
+// store alone, and the board empty.
+func TestNothingProbedCostsNoRoundTrip(t *testing.T) {
+	pol, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(`providers:
+  - {name: openai, kind: openai, base_url: "http://127.0.0.1:9101"}
+models:
+  - {name: gpt, provider: openai, context_window: 8000, max_output_tokens: 1000, capabilities: [chat, tools], price_usd_per_mtok: {input: 1, output: 2}}
+`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &reads{Store: store.NewMemory(store.Options{})}
+	board := NewBoard()
+	p := New(board, Options{Policy: func() *policy.Policy { return pol }, Store: st})
+	tick(p)
+	if st.n != 0 || len(board.Snapshot()) != 0 {
+		t.Errorf("%d reads of the store, board %+v; want none and an empty board", st.n, board.Snapshot())
+	}
+}
