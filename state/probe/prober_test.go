@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard/switchyard/state/store"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/anthropic"
+	"github.com/switchyard/switchyard/translator/gemini"
 	"github.com/switchyard/switchyard/translator/openai"
 )
 
@@ -58,9 +59,9 @@ func (r *rows) all() []ledger.Record {
 
 const simKey = "sk-sim-probe"
 
-// fixture is one simulated OpenAI provider, serving gpt (which claims
-// every capability probed) and an Anthropic one serving claude (tools
-// only), both probed, on one store.
+// fixture is one simulated OpenAI provider serving gpt and a Gemini one
+// serving flash (both claim every capability probed), and an Anthropic
+// one serving claude (tools only), all probed, on one store.
 type fixture struct {
 	sim   *providersim.Sim
 	pol   *policy.Policy
@@ -73,6 +74,7 @@ func newFixture(t *testing.T, probes string) *fixture {
 	sim, err := providersim.Start(t.Context(), providersim.Config{Providers: []providersim.ProviderConfig{
 		{Name: "openai", Kind: providersim.KindOpenAI, ExpectKey: simKey},
 		{Name: "anthropic", Kind: providersim.KindAnthropic, ExpectKey: simKey},
+		{Name: "gemini", Kind: providersim.KindGemini, ExpectKey: simKey},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +83,12 @@ func newFixture(t *testing.T, probes string) *fixture {
 	y := fmt.Sprintf(`providers:
   - {name: openai, kind: openai, base_url: %q, api_key: {env: PROBE_TEST_KEY}, probes: %s}
   - {name: anthropic, kind: anthropic, base_url: %q, api_key: {env: PROBE_TEST_KEY}, probes: %s}
+  - {name: gemini, kind: gemini, base_url: %q, api_key: {env: PROBE_TEST_KEY}, probes: %s}
 models:
   - {name: gpt, provider: openai, context_window: 8000, max_output_tokens: 1000, capabilities: [chat, tools, vision, json, stream], price_usd_per_mtok: {input: 1, output: 2}}
   - {name: claude, provider: anthropic, context_window: 8000, max_output_tokens: 1000, capabilities: [chat, tools], price_usd_per_mtok: {input: 3, output: 15}}
-`, sim.URL("openai"), probes, sim.URL("anthropic"), probes)
+  - {name: flash, provider: gemini, context_window: 8000, max_output_tokens: 1000, capabilities: [chat, tools, vision, json, stream], price_usd_per_mtok: {input: 0.1, output: 0.4}}
+`, sim.URL("openai"), probes, sim.URL("anthropic"), probes, sim.URL("gemini"), probes)
 	pol, err := policy.Compile([]policy.File{{Name: "policy.yaml", Data: []byte(y)}})
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +106,11 @@ func (f *fixture) prober(t *testing.T) (*Prober, *Board, *rows, *prometheus.Regi
 		Policy: func() *policy.Policy { return f.pol },
 		Store:  f.store,
 		Translate: func(tg translator.Target) translator.Translator {
-			if tg.Provider.Kind == policy.KindAnthropic {
+			switch tg.Provider.Kind {
+			case policy.KindAnthropic:
 				return anthropic.New(tg)
+			case policy.KindGemini:
+				return gemini.New(tg)
 			}
 			return openai.New(tg)
 		},
@@ -139,6 +146,7 @@ func TestProbeVerdicts(t *testing.T) {
 	allPass := map[string]Verdict{
 		"anthropic/claude/tools": Passing,
 		"openai/gpt/tools":       Passing, "openai/gpt/vision": Passing, "openai/gpt/json": Passing, "openai/gpt/stream": Passing,
+		"gemini/flash/tools": Passing, "gemini/flash/vision": Passing, "gemini/flash/json": Passing, "gemini/flash/stream": Passing,
 	}
 	tests := []struct {
 		name        string
@@ -153,13 +161,15 @@ func TestProbeVerdicts(t *testing.T) {
 		{name: "openai without JSON mode", provider: "openai", lacks: providersim.LackJSON, wantFailing: policy.CapJSON},
 		{name: "openai streams without usage", provider: "openai", lacks: providersim.LackStreamUsage, wantFailing: policy.CapStream},
 		{name: "anthropic without tools", provider: "anthropic", lacks: providersim.LackTools, wantFailing: policy.CapTools},
+		{name: "gemini without vision", provider: "gemini", lacks: providersim.LackVision, wantFailing: policy.CapVision},
+		{name: "gemini without JSON mode", provider: "gemini", lacks: providersim.LackJSON, wantFailing: policy.CapJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, "{interval: 1m, timeout: 5s, daily_cap_usd: 1}")
 			p, board, _, reg := f.prober(t)
 			want := tt.want
-			model := map[string]string{"openai": "gpt", "anthropic": "claude"}[tt.provider]
+			model := map[string]string{"openai": "gpt", "anthropic": "claude", "gemini": "flash"}[tt.provider]
 			if tt.lacks != "" {
 				if err := f.sim.SetFault(tt.provider, providersim.Fault{Mode: providersim.FaultLacks, Capability: tt.lacks}); err != nil {
 					t.Fatal(err)
@@ -257,7 +267,7 @@ func TestInconclusiveKeepsTheVerdict(t *testing.T) {
 	}
 	f.clock.advance(time.Minute)
 	tick(p)
-	r := board.Snapshot()[0].result("claude", "tools")
+	r := board.record("anthropic").result("claude", "tools")
 	// The translator gives Anthropic's 529 as OpenAI's 503.
 	if r.Verdict != Failing || r.Last != "inconclusive" || !strings.Contains(r.Detail, "status 503") {
 		t.Errorf("got %+v, want still failing, last inconclusive with status 503", r)
@@ -274,7 +284,7 @@ func TestDailyCap(t *testing.T) {
 	// gpt's tools probe may cost 77 micro-USD (45 prompt tokens at 1 USD
 	// per million, 16 output at 2), its vision probe 132: a cap of 100
 	// lets the first through, and the probes after it wait for the next
-	// day. claude's first probe (375) does not fit at all.
+	// day. claude's first probe (375) does not fit at all; flash's all do.
 	f := newFixture(t, "{interval: 1m, timeout: 5s, daily_cap_usd: 0.0001}")
 	p, board, led, reg := f.prober(t)
 	tick(p)
@@ -282,17 +292,21 @@ func TestDailyCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var spent int64
-	for _, r := range led.all() {
-		if r.Provider == "openai" {
-			spent += r.CostMicros
-			if r.Tenant != "" || !strings.HasPrefix(r.Route, RoutePrefix) || r.CostMicros <= 0 {
-				t.Errorf("ledger row %+v: want no tenant, a probe route and a cost", r)
+	openaiSpent := func() int64 {
+		var n int64
+		for _, r := range led.all() {
+			if r.Provider == "openai" {
+				n += r.CostMicros
+				if r.Tenant != "" || !strings.HasPrefix(r.Route, RoutePrefix) || r.CostMicros <= 0 {
+					t.Errorf("ledger row %+v: want no tenant, a probe route and a cost", r)
+				}
 			}
 		}
+		return n
 	}
-	rec := board.Snapshot()[1]
-	if rec.Provider != "openai" || rec.SpentMicros != spent || spent > rec.CapMicros || rec.CapMicros != 100 || rec.Day != "2026-12-05" {
+	spent := openaiSpent()
+	rec := board.record("openai")
+	if rec.SpentMicros != spent || spent > rec.CapMicros || rec.CapMicros != 100 || rec.Day != "2026-12-05" {
 		t.Errorf("record spent %d of %d on %s (ledger %d), want the ledger's spend within 100 on 2026-12-05", rec.SpentMicros, rec.CapMicros, rec.Day, spent)
 	}
 	if st.Requests != 1 {
@@ -329,11 +343,8 @@ func TestDailyCap(t *testing.T) {
 	if got := sent(); got != held || held < 2 {
 		t.Errorf("probes sent %d, then %d, want some more after the first and then none", held, got)
 	}
-	spent = 0
-	for _, r := range led.all() {
-		spent += r.CostMicros
-	}
-	if rec := board.Snapshot()[1]; spent > 100 || rec.SpentMicros != spent {
+	spent = openaiSpent()
+	if rec := board.record("openai"); spent > 100 || rec.SpentMicros != spent {
 		t.Errorf("spent %d (record %d), want the ledger's spend, at most the cap of 100", spent, rec.SpentMicros)
 	}
 	f.clock.advance(14 * time.Hour) // past midnight UTC
