@@ -193,8 +193,10 @@ func TestTagsAndSessions(t *testing.T) {
 func TestTagBudget(t *testing.T) {
 	s := options(t)
 	body := `{"model":"gpt-4o-mini","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`
+	// A simulated answer's length varies, so its cost does: each request
+	// spends a few micro-USD, and at most a hundred reach the budget.
 	refused := false
-	for i := 0; i < 20 && !refused; i++ {
+	for i := 0; i < 100 && !refused; i++ {
 		a := postTo(t, s, "/v1/chat/completions", taggedKey, body, "X-Switchyard-Tags", "feature=tight")
 		switch {
 		case a.status == http.StatusTooManyRequests && a.code() == "insufficient_quota":
@@ -207,7 +209,7 @@ func TestTagBudget(t *testing.T) {
 		}
 	}
 	if !refused {
-		t.Fatal("twenty requests never spent the tag's 100 micro-USD")
+		t.Fatal("a hundred requests never spent the tag's 100 micro-USD")
 	}
 	if a := postTo(t, s, "/v1/chat/completions", taggedKey, body); a.status != http.StatusOK {
 		t.Errorf("a request without the tag: %d %s, want it served", a.status, a.body)
