@@ -43,15 +43,18 @@ func main() {
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
 	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) and write the profiles into this directory")
 	profileConc := flag.Int("profile-concurrency", 64, "with -profile, the concurrency of the load profiled")
+	heldProfile := flag.Int("profile-streams", 0, "with -profile, instead hold this many slow streams open and write ext_proc's heap and goroutines meanwhile")
 	profileRate := flag.Float64("profile-rate", 0, "with -profile, instead profile what stalls requests sent open loop at this rate (req/s): trace, mutex, block and CPU profiles, gctrace")
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
-	extprocArgs := flag.String("extproc-args", "", "with -overload or -profile-rate, flags added to ext_proc's command line (say -max-inflight 128)")
+	extprocArgs := flag.String("extproc-args", "", "with -overload, -profile-rate or -profile-streams, flags added to ext_proc's command line (say -max-inflight 128)")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	flag.Parse()
 	var err error
 	switch {
+	case *profile != "" && *heldProfile > 0:
+		err = profileStreams(*profile, *heldProfile, strings.Fields(*extprocArgs))
 	case *profile != "" && *profileRate > 0:
 		err = profileTail(*profile, *profileRate, strings.Fields(*extprocArgs))
 	case *profile != "":

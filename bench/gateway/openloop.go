@@ -199,25 +199,14 @@ var slowStream = providersim.Fault{Mode: providersim.FaultSlowStream, Delay: pro
 
 // holdAll holds openStreams slow streams open through the gateway and,
 // when anchorBin is set, through the anchor, one after the other, each
-// against a simulator that streams slowly. The gateway's bound on
-// requests in flight is raised above openStreams: configs/local's is set
-// for a simulator that answers at once.
+// against a simulator that streams slowly.
 func holdAll(ctx context.Context, pin pinning, envoy, anchorBin string) ([]heldStreams, error) {
-	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	raised := inFlightBound.ReplaceAllString(string(gw), fmt.Sprintf("max_requests_in_flight: %d}", 4*openStreams))
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true, Overlay: map[string]string{"gateway.yaml": raised}})
+	s, t, err := slowStreamStack(ctx, pin, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	if err := unlimitedQuota(s); err != nil {
-		return nil, err
-	}
-	body := []byte(`{"model":"gpt-4o-mini","stream":true,"max_tokens":16,"messages":[{"role":"user","content":"tell me a long story about a gateway and its many streams, with every detail"}]}`)
-	ts := []target{{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}}
+	ts := []target{t}
 	pids := [][2]int{{s.PID("envoy-0"), s.PID("extproc-0")}}
 	if anchorBin != "" {
 		a, err := startAIGW(anchorBin, envoy, s.Dir, s.Sim.Addr("openai"), pin.paths)
@@ -225,18 +214,12 @@ func holdAll(ctx context.Context, pin pinning, envoy, anchorBin string) ([]heldS
 			return nil, err
 		}
 		defer a.stop()
-		ts = append(ts, target{name: "anchor", url: a.url(), body: body})
-		pids = append(pids, [2]int{a.envoy.Process.Pid, a.extproc.Process.Pid})
-	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-	for _, t := range ts {
-		if _, err := streamRun(client, t, 200, 8); err != nil {
-			return nil, fmt.Errorf("warm-up %s: %w", t.name, err)
+		at := target{name: "anchor", url: a.url(), body: t.body}
+		if err := warmStreams(s, at); err != nil {
+			return nil, err
 		}
-	}
-	client.CloseIdleConnections()
-	if err := s.Sim.SetFault("openai", slowStream); err != nil {
-		return nil, err
+		ts = append(ts, at)
+		pids = append(pids, [2]int{a.envoy.Process.Pid, a.extproc.Process.Pid})
 	}
 	var out []heldStreams
 	for i, t := range ts {
@@ -244,4 +227,41 @@ func holdAll(ctx context.Context, pin pinning, envoy, anchorBin string) ([]heldS
 		out = append(out, holdStreams(t, openStreams, holdFor, pids[i][0], pids[i][1]))
 	}
 	return out, nil
+}
+
+// slowStreamStack starts the gateway as make run does (the node), its
+// bound on requests in flight raised above openStreams (configs/local's is
+// set for a simulator that answers at once), warms it up, and makes its
+// simulated openai stream slowly; it returns the slow streamed request.
+func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*harness.Stack, target, error) {
+	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
+	if err != nil {
+		return nil, target{}, err
+	}
+	raised := inFlightBound.ReplaceAllString(string(gw), fmt.Sprintf("max_requests_in_flight: %d}", 4*openStreams))
+	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
+	if err != nil {
+		return nil, target{}, err
+	}
+	body := []byte(`{"model":"gpt-4o-mini","stream":true,"max_tokens":16,"messages":[{"role":"user","content":"tell me a long story about a gateway and its many streams, with every detail"}]}`)
+	t := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}
+	if err := warmStreams(s, t); err != nil {
+		s.Close()
+		return nil, target{}, err
+	}
+	return s, t, nil
+}
+
+// warmStreams sends t's streams at full speed, then makes s's simulated
+// openai stream slowly.
+func warmStreams(s *harness.Stack, t target) error {
+	if err := unlimitedQuota(s); err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	if _, err := streamRun(client, t, 200, 8); err != nil {
+		return fmt.Errorf("warm-up %s: %w", t.name, err)
+	}
+	return s.Sim.SetFault("openai", slowStream)
 }

@@ -166,3 +166,43 @@ func profileTail(dir string, rate float64, extprocArgs []string) error {
 		len(lat), rate, ms(pctl(lat, 50)), ms(pctl(lat, 90)), ms(pctlf(lat, 99)), ms(pctlf(lat, 99.9)), ms(pctlf(lat, 100)), slow, failureNote(failures), dir)
 	return nil
 }
+
+// profileStreams holds open slow streams through the gateway (its bound
+// on requests in flight raised above them, as make bench's many-streams
+// row does) with ext_proc's profiles on, and writes ext_proc's heap
+// (in use) and goroutines while they are open: what it keeps per stream.
+func profileStreams(dir string, open int, extprocArgs []string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	pin, err := pinSelf()
+	if err != nil {
+		return err
+	}
+	s, t, err := slowStreamStack(context.Background(), pin, append([]string{"-pprof"}, extprocArgs...))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	pprof := s.Replicas[0].ExtProcMetrics + "/debug/pprof/"
+	errs := make(chan error, 1)
+	go func() {
+		// Once every stream is open and past its first events.
+		time.Sleep(holdFor / 2)
+		err := save(pprof+"heap", filepath.Join(dir, "heap.pb.gz"))
+		if err == nil {
+			err = save(pprof+"goroutine", filepath.Join(dir, "goroutine.pb.gz"))
+		}
+		if err == nil { // with the runtime's MemStats: heap, stacks, GC goal
+			err = save(pprof+"heap?debug=1", filepath.Join(dir, "heap.txt"))
+		}
+		errs <- err
+	}()
+	h := holdStreams(t, open, holdFor, s.PID("envoy-0"), s.PID("extproc-0"))
+	if err := <-errs; err != nil {
+		return err
+	}
+	fmt.Printf("%d streams served, %d failed%s; ext_proc %d → %d MB (%.0f KB a stream); profiles in %s\n",
+		h.served, h.failed, failureNote(h.failures), h.extprocIdle/1024, h.extprocPeak/1024, h.perStream(open), dir)
+	return nil
+}

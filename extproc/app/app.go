@@ -113,6 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.IntVar(&c.memory.gcPercent, "gc-percent", defaultGCPercent, "the collector's GOGC (0: Go's default); $GOGC, when set, wins")
+	fs.Int64Var(&c.memory.headroom, "gc-headroom", defaultHeadroom, "the heap's room in bytes past its live part: after each collection GOGC is set to give it that, between 100 and -gc-percent, so that what open streams hold is not multiplied (0: GOGC stays -gc-percent)")
 	fs.Int64Var(&c.memory.limit, "memory-limit", defaultMemoryLimit, "soft bound of the Go heap in bytes, past which the collector runs more often (0: none); $GOMEMLIMIT, when set, wins")
 	fs.DurationVar(&c.memory.idleRelease, "release-when-idle", defaultIdleRelease, "give the heap's free memory back to the system once no request has come for this long (0: leave it to Go's scavenger)")
 	return c, fs.Parse(args)
@@ -292,6 +293,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	errc := make(chan error, 3)
 	go func() { errc <- g.Serve(lis) }()
 	go c.memory.releaseWhenIdle(ctx, srv.Activity, debug.FreeOSMemory)
+	_ = c.memory.followLiveHeap(ctx, debug.SetGCPercent)
 	go syncDrills(ctx, st, mon, time.Second, log)
 	go cal.Run(ctx, calibrationPeriod)
 	live := func() *policy.Policy { return current.Load().Policy }

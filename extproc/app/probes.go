@@ -61,6 +61,8 @@ func opsMux(reg prometheus.Gatherer, version func() string, checks []check, unre
 		// the CPU profile.
 		runtime.SetMutexProfileFraction(10)
 		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+		// Fine enough to tell what each open stream keeps.
+		runtime.MemProfileRate = 4 << 10
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
