@@ -293,11 +293,14 @@ func run(write string, n1, n64 int) error {
 	// for every path, in blocks.
 	r.OpenRate = openLoopShare * r.C64[pathGateway].Throughput
 	open := make([][]time.Duration, len(paths))
+	openTicks := make([]int64, len(paths))
 	failed := make([]map[string]int, len(paths))
 	openClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 10 * time.Second}
 	for range 5 {
 		for i, p := range paths {
+			before := cpuOf(p.pids)
 			l, f := openLoop(openClient, p.t, r.OpenRate, openLoopFor/5)
+			openTicks[i] += cpuOf(p.pids) - before
 			open[i] = append(open[i], l...)
 			if failed[i] == nil {
 				failed[i] = map[string]int{}
@@ -309,7 +312,7 @@ func run(write string, n1, n64 int) error {
 	}
 	openClient.CloseIdleConnections()
 	for i, l := range open {
-		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i]})
+		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l))})
 	}
 
 	// Streams: one at a time for the time to first token added, then

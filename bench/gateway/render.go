@@ -42,6 +42,7 @@ type tail struct {
 	N              int
 	P50, P99, P999 time.Duration
 	Failures       map[string]int
+	CPUPerRequest  time.Duration
 }
 
 // streamed is one path's streams at concurrency streamConc.
@@ -123,13 +124,17 @@ func (r result) render(w io.Writer) {
 	}
 
 	p("\nOpen loop: %.0f requests a second (%.0f %% of the gateway's throughput at concurrency 64 above) sent to every path for %s, in blocks, whatever the answers' pace; latency counts from when a request was due.\n\n", r.OpenRate, 100*openLoopShare, openLoopFor)
-	p("| Path | Requests | p50 | p99 | p99.9 | Failed |\n|---|---|---|---|---|---|\n")
+	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request |\n|---|---|---|---|---|---|---|\n")
 	for i, t := range r.OpenLoop {
 		n := 0
 		for _, v := range t.Failures {
 			n += v
 		}
-		p("| %s | %d | %s | %s | %s | %d%s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures))
+		cpu := "—"
+		if i > pathDirect {
+			cpu = us(t.CPUPerRequest)
+		}
+		p("| %s | %d | %s | %s | %s | %d%s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu)
 	}
 	p("\nStreamed: %d streamed chat completions (the simulator's stream, about ten events) at concurrency %d, in blocks; time to the first content event, p50.\n\n", streamN, streamConc)
 	p("| Path | Streams / s | Time to first token | CPU per stream |\n|---|---|---|---|\n")
