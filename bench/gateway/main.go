@@ -294,13 +294,15 @@ func run(write string, n1, n64 int) error {
 	r.OpenRate = openLoopShare * r.C64[pathGateway].Throughput
 	open := make([][]time.Duration, len(paths))
 	openTicks := make([]int64, len(paths))
+	openSwitches := make([]int64, len(paths))
 	failed := make([]map[string]int, len(paths))
 	openClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 10 * time.Second}
 	for range 5 {
 		for i, p := range paths {
-			before := cpuOf(p.pids)
+			before, switches := cpuOf(p.pids), switchesOf(p.pids)
 			l, f := openLoop(openClient, p.t, r.OpenRate, openLoopFor/5)
 			openTicks[i] += cpuOf(p.pids) - before
+			openSwitches[i] += switchesOf(p.pids) - switches
 			open[i] = append(open[i], l...)
 			if failed[i] == nil {
 				failed[i] = map[string]int{}
@@ -312,7 +314,8 @@ func run(write string, n1, n64 int) error {
 	}
 	openClient.CloseIdleConnections()
 	for i, l := range open {
-		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l))})
+		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l)),
+			Switches: float64(openSwitches[i]) / float64(len(l))})
 	}
 
 	// Streams: one at a time for the time to first token added, then
@@ -551,6 +554,28 @@ func pctl(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[(len(s)-1)*p/100]
+}
+
+// switchesOf sums the context switches, voluntary and not, of every
+// thread of processes: each is a wakeup or a preemption on the core.
+func switchesOf(pids []int) int64 {
+	var n int64
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/status")
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+					c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					n += c
+				}
+			}
+		}
+	}
+	return n
 }
 
 // cpuTicks is a process's user+system CPU time in clock ticks (1/100 s).

@@ -43,6 +43,8 @@ type tail struct {
 	P50, P99, P999 time.Duration
 	Failures       map[string]int
 	CPUPerRequest  time.Duration
+	// Switches is the path's processes' context switches per request.
+	Switches float64
 }
 
 // streamed is one path's streams at concurrency streamConc.
@@ -124,17 +126,17 @@ func (r result) render(w io.Writer) {
 	}
 
 	p("\nOpen loop: %.0f requests a second (%.0f %% of the gateway's throughput at concurrency 64 above) sent to every path for %s, in blocks, whatever the answers' pace; latency counts from when a request was due.\n\n", r.OpenRate, 100*openLoopShare, openLoopFor)
-	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request |\n|---|---|---|---|---|---|---|\n")
+	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request | Context switches per request |\n|---|---|---|---|---|---|---|---|\n")
 	for i, t := range r.OpenLoop {
 		n := 0
 		for _, v := range t.Failures {
 			n += v
 		}
-		cpu := "—"
+		cpu, switches := "—", "—"
 		if i > pathDirect {
-			cpu = us(t.CPUPerRequest)
+			cpu, switches = us(t.CPUPerRequest), fmt.Sprintf("%.1f", t.Switches)
 		}
-		p("| %s | %d | %s | %s | %s | %d%s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu)
+		p("| %s | %d | %s | %s | %s | %d%s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu, switches)
 	}
 	p("\nStreamed: %d streamed chat completions (the simulator's stream, about ten events) at concurrency %d, in blocks; time to the first content event, p50.\n\n", streamN, streamConc)
 	p("| Path | Streams / s | Time to first token | CPU per stream |\n|---|---|---|---|\n")
