@@ -6,7 +6,7 @@ RUN go mod download
 COPY . .
 # The vtprotobuf tag turns on the marshallers ext_proc's gRPC codec uses,
 # as the Makefile's GOFLAGS do for every local build.
-RUN CGO_ENABLED=0 go build -trimpath -tags=vtprotobuf -o /out/ ./xds ./extproc ./e2e/providersim/cmd/providersim
+RUN CGO_ENABLED=0 go build -trimpath -tags=vtprotobuf -o /out/ ./xds ./extproc ./cmd/providersim
 
 FROM gcr.io/distroless/static-debian12
 COPY --from=build /out/ /usr/local/bin/

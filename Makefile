@@ -15,14 +15,18 @@ SUDO          := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 # vtprotobuf turns on the per-message marshallers go-control-plane ships,
-# which ext_proc's gRPC codec uses (extproc/app/codec.go); every go command
+# which ext_proc's gRPC codec uses (extproc/extprocapp/codec.go); every go command
 # (build, vet, tests, fuzz, bench) builds the same code.
 export GOFLAGS          := -tags=vtprotobuf
 
-.PHONY: all deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
+.PHONY: all hooks deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture console-screenshots
 
 all: build
+
+## hooks: install the commit-msg hook (subjects of at most 72 characters)
+hooks:
+	install -D -m 0755 scripts/commit-msg "$$(git rev-parse --git-path hooks)/commit-msg"
 
 ## deps: install the pinned Envoy (into .tools/), and Redis, PostgreSQL, Prometheus and Chromium (Debian packages)
 deps: envoy redis postgres prometheus chromium
@@ -62,7 +66,7 @@ chromium:
 ## build: the gateway's binaries (xds, extproc, and node: the two in one process), the simulators and tools, into bin/
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./e2e/providersim/cmd/providersim ./cmd/devstack
+	$(GO) build -o $(BIN)/ ./xds ./extproc ./cmd/node ./cmd/providersim ./cmd/devstack
 	cd e2e/otelcol && $(GO) build -o $(BIN)/otelcol .
 
 ## run: start the whole gateway locally until Ctrl-C (Redis is used when installed);
@@ -75,8 +79,8 @@ run: envoy build
 ## test: go vet, staticcheck and gofmt, unit tests with -race, a fuzz smoke, then the end-to-end suite
 test: lint test-unit fuzz-smoke test-e2e
 
-# The end-to-end suite is the e2e package alone; its helpers (e2e/harness,
-# e2e/providersim, ...) are unit-tested with the rest. Leaving it out of the
+# The end-to-end suite is the e2e package alone; its helpers (stack,
+# e2e/harness, providersim, ...) are unit-tested with the rest. Leaving it out of the
 # unit run spares a race build of its test binary, the largest there is
 # (the gateway and three provider SDKs), only to skip it under -short.
 E2E_PKG   = $(shell $(GO) list ./e2e)
@@ -149,7 +153,7 @@ bench-instructions: deps build
 	@command -v valgrind >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq valgrind >/dev/null; }
 	$(GO) run ./bench/gateway -instructions 500
 
-## bench-routing: the router's cost/quality on RouteLLM's public data; writes docs/BENCHMARKS.md
+## bench-routing: the router's cost/quality on RouteLLM's public data, held out, and its replays as apps' traffic through a route that learns domain priors; writes docs/BENCHMARKS.md
 bench-routing:
 	$(GO) run ./bench/routing -write docs/BENCHMARKS.md
 

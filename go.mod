@@ -6,6 +6,7 @@ require (
 	cel.dev/expr v0.25.3
 	github.com/DataDog/sketches-go v1.4.8
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
+	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.24.0
 	github.com/cncf/xds/go v0.0.0-20260202195803-dba9d589def2
@@ -49,7 +50,6 @@ require (
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // captureAll points each selected client straight at a scripted,

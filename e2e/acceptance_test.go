@@ -21,9 +21,11 @@ import (
 
 	"github.com/switchyard/switchyard/deploy/grafana"
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -67,8 +69,8 @@ type sent struct {
 // and TestDashboardQueries check, on a stack of its own with Prometheus
 // scraping it.
 type acceptanceRun struct {
-	s    *harness.Stack
-	prom *harness.Prometheus
+	s    *stack.Stack
+	prom *stack.Prometheus
 	// sent maps request IDs to what the client sent and saw.
 	sent map[string]sent
 	// fallback and cut are the IDs of the request served after its
@@ -89,17 +91,20 @@ var (
 func acceptance(t *testing.T) *acceptanceRun {
 	t.Helper()
 	accOnce.Do(func() {
-		root, err := harness.ModuleRoot()
+		root, err := stack.ModuleRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The chat route caches deterministic answers, for the response
 		// cache's panels; the script's other requests are not deterministic.
 		// Its judge grades every answer auto routing gave a weaker model,
-		// for the judged-quality panel.
+		// for the judged-quality panel, and it learns domain priors, for
+		// the learning panels (half of its strong calls may buy a
+		// reference to grade a weak answer against).
 		routes := strings.Replace(cachedRoutes(t, "5m", ""), "translate, usage]",
 			"translate, usage, {name: judge, args: {model: gpt-4o, sample: 1, api_key: {env: SWITCHYARD_JUDGE_KEY}}}]", 1)
-		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
+		routes = strings.Replace(routes, "strategy: cost-optimized", "strategy: cost-optimized\n      learn: {explore: 0.5}", 1)
+		s, err := stack.Start(context.Background(), stack.Options{Overlay: map[string]string{
 			"acceptance.yaml": acceptanceTenants, "routes.yaml": routes,
 		}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + judgeKey}})
 		if err != nil {
@@ -195,15 +200,22 @@ func (r *acceptanceRun) traffic(t *testing.T) {
 	// (the simulated gpt-4o says "Rating: 9" when the conversation holds
 	// [[rate 9]]). The grading's two calls are over before the faults
 	// below, which would move them.
+	// The learning panels first: two hard requests the strongest model
+	// serves, each graded the other way round (the weak model's answer
+	// against it, a shadow grading), whose strong calls buy the
+	// reference the easy request below is graded against.
+	for _, n := range []string{"1", "2"} {
+		r.send(t, "auto hard "+n, demoKey, chat, `{"model":"auto","messages":[{"role":"user","content":"`+hardPrompt+` [[rate 6]]"}]}`, false)
+	}
 	auto := r.send(t, "auto", demoKey, chat, `{"model":"auto","messages":[{"role":"user","content":"tell me about the gateway [[rate 9]]"}]}`, false)
 	r.rate(t, auto)
-	if err := eventually(20*time.Second, func() error {
-		if n, _ := harness.MetricSum(r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_gradings_total", `route="chat"`); n < 1 {
+	if err := eventually(30*time.Second, func() error {
+		if n, _ := harness.MetricSum(r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_gradings_total", `route="chat"`); n < 3 {
 			return errNotYet
 		}
 		return nil
 	}); err != nil {
-		t.Fatal("the judge never graded the auto-routed answer")
+		t.Fatal("the judge never graded the three auto-routed answers")
 	}
 	// The response cache's panels: an answer, then its repeat from the
 	// cache (the answer is stored once its exchange is done, a moment
@@ -263,6 +275,28 @@ func metricSum(t *testing.T, url, name string, match ...string) float64 {
 	return v
 }
 
+// qualityDomains is the domains part of the caller's /v1/usage/quality.
+func qualityDomains(t *testing.T, base, key string) []priors.DomainReport {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/v1/usage/quality", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var q struct {
+		Domains []priors.DomainReport `json:"domains"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&q); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/v1/usage/quality: %d %v", resp.StatusCode, err)
+	}
+	return q.Domains
+}
+
+// hardPrompt scores as complex: auto routing gives it the strongest model.
+const hardPrompt = "Prove step by step that for every integer n >= 1 the sum of the first n odd numbers equals n^2, then derive the closed form of the sum of the first n squares, calculate the probability that two random integers below 1000 are coprime, and explain exactly why each step holds. Therefore, if the premise holds, derive the bound without approximation."
+
 // TestAcceptance: after the scripted run, the ledger holds one row per
 // request as the client saw it, and the usage API, the metrics and the
 // budget counters agree with the ledger to the micro-dollar.
@@ -276,7 +310,7 @@ func TestAcceptance(t *testing.T) {
 			judged++
 		}
 	}
-	t.Run("the judge's two calls are its key's rows", func(t *testing.T) {
+	t.Run("the judge's calls are its key's rows", func(t *testing.T) {
 		var models []string
 		for _, row := range rows {
 			if row.Tenant == "judge" {
@@ -287,13 +321,19 @@ func TestAcceptance(t *testing.T) {
 			}
 		}
 		slices.Sort(models)
-		if !slices.Equal(models, []string{"claude-3-5-sonnet", "gpt-4o"}) {
-			t.Errorf("judge rows served by %v, want the reference (claude-3-5-sonnet, the strongest) and the verdict (gpt-4o)", models)
+		want := []string{"claude-3-5-sonnet", "gemini-2.0-flash", "gemini-2.0-flash", "gpt-4o", "gpt-4o", "gpt-4o"}
+		if !slices.Equal(models, want) {
+			t.Errorf("judge rows served by %v, want %v: the weak answer's reference (claude-3-5-sonnet, the strongest) and verdict (gpt-4o), and each hard request's weak answer (gemini-2.0-flash, the cheapest) and verdict", models, want)
 		}
-		graded := metricSum(t, r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_gradings_total", `route="chat"`, `outcome="graded"`)
-		score := metricSum(t, r.s.Replicas[0].ExtProcMetrics+"/metrics", "switchyard_judge_score_total", `route="chat"`)
-		if graded != 1 || math.Abs(score-8.0/9) > 1e-9 {
-			t.Errorf("judge: %v graded, score %v; want 1 graded at 8/9 (Rating: 9)", graded, score)
+		metrics := r.s.Replicas[0].ExtProcMetrics + "/metrics"
+		graded := metricSum(t, metrics, "switchyard_judge_gradings_total", `route="chat"`, `outcome="graded"`)
+		shadow := metricSum(t, metrics, "switchyard_judge_gradings_total", `route="chat"`, `outcome="shadow"`)
+		score := metricSum(t, metrics, "switchyard_judge_score_total", `route="chat"`)
+		if graded != 1 || shadow != 2 || math.Abs(score-8.0/9) > 1e-9 {
+			t.Errorf("judge: %v graded, %v shadow, score %v; want 1 graded at 8/9 (Rating: 9) and the 2 shadow gradings apart", graded, shadow, score)
+		}
+		if v := metricSum(t, metrics, "switchyard_routing_domain_verdicts_total", `route="chat"`, `tenant="demo"`, `source="judge"`); v != 3 {
+			t.Errorf("demo's domain took %v verdicts, want the judge's 3", v)
 		}
 		// The verdict is in the usage API beside the app's thumbs up.
 		req, _ := http.NewRequest(http.MethodGet, r.s.URL+"/v1/usage/quality", nil)
@@ -315,6 +355,18 @@ func TestAcceptance(t *testing.T) {
 		}
 		if len(judgedRows) != 1 || judgedRows[0].Route != "chat" || judgedRows[0].Judged != 1 || math.Abs(judgedRows[0].MeanJudged-8.0/9) > 1e-9 || judgedRows[0].Ratings != 1 {
 			t.Errorf("/v1/usage/quality rows with a verdict %+v, want chat's one at 8/9 beside its one rating", judgedRows)
+		}
+		// The domain the three verdicts (and the app's thumbs) taught: the
+		// demo app without a system prompt, as of the learner's last
+		// refresh.
+		if err := eventually(15*time.Second, func() error {
+			ds := qualityDomains(t, r.s.URL, demoKey)
+			if len(ds) != 1 || ds[0].Route != "chat" || ds[0].App != "demo" || ds[0].Domain != "0000000000000000" || ds[0].Verdicts != 4 || ds[0].Requests != 3 {
+				return fmt.Errorf("domains %+v, want demo's one with 3 requests and 4 verdicts", ds)
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
 		}
 	})
 
@@ -478,7 +530,7 @@ func TestAcceptance(t *testing.T) {
 // what the ledger holds.
 func TestDashboardQueries(t *testing.T) {
 	r := acceptance(t)
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	ds, err := grafana.Load(root + "/deploy/grafana/dashboards")
 	if err != nil || len(ds) == 0 {
 		t.Fatalf("dashboards: %v", err)

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // promAlert is one alert of Prometheus' /api/v1/alerts.
@@ -28,7 +31,7 @@ type promRule struct {
 	LastEvaluation time.Time `json:"lastEvaluation"`
 }
 
-func promAPI(t *testing.T, p *harness.Prometheus, path string, data any) {
+func promAPI(t *testing.T, p *stack.Prometheus, path string, data any) {
 	t.Helper()
 	resp, err := http.Get(p.URL + path)
 	if err != nil {
@@ -50,7 +53,7 @@ func promAPI(t *testing.T, p *harness.Prometheus, path string, data any) {
 // waitAlert waits for the alert named name, with labels including match,
 // to be pending or firing (firing when firing is set), calling meanwhile
 // (when set) before each look.
-func waitAlert(t *testing.T, p *harness.Prometheus, name string, firing bool, match map[string]string, meanwhile func()) {
+func waitAlert(t *testing.T, p *stack.Prometheus, name string, firing bool, match map[string]string, meanwhile func()) {
 	t.Helper()
 	var last []promAlert
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
@@ -87,8 +90,13 @@ func waitAlert(t *testing.T, p *harness.Prometheus, name string, firing bool, ma
 func TestAlertingRulesOnTheStack(t *testing.T) {
 	const key = "sk-e2e-tight"
 	sum := sha256.Sum256([]byte(key))
-	s := startStack(t, harness.Options{Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]))}})
-	root, _ := harness.ModuleRoot()
+	s := startStack(t, stack.Options{Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(tightTenant, hex.EncodeToString(sum[:]))}})
+	root, _ := stack.ModuleRoot()
+	shipped, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Count(string(shipped), "- alert:")
 	prom, err := s.StartPrometheus(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +117,7 @@ func TestAlertingRulesOnTheStack(t *testing.T) {
 				}
 			}
 		}
-		if evaluated >= 4 || time.Now().After(deadline) {
+		if evaluated >= want || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -125,8 +133,8 @@ func TestAlertingRulesOnTheStack(t *testing.T) {
 			}
 		}
 	}
-	if alerting != 4 {
-		t.Errorf("Prometheus loaded %d alerting rules, want the 4 of alerts.yml", alerting)
+	if alerting != want || want == 0 {
+		t.Errorf("Prometheus loaded %d alerting rules, want the %d of alerts.yml", alerting, want)
 	}
 
 	// tight spends its daily 500 micro-USD until the budget refuses; the

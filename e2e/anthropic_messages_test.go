@@ -12,14 +12,14 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // anthropicClient is the official Anthropic SDK pointed at the gateway,
 // the virtual key sent as X-Api-Key as Claude Code sends it, SDK retries
 // off.
-func anthropicClient(s *harness.Stack, key string) anthropic.Client {
+func anthropicClient(s *stack.Stack, key string) anthropic.Client {
 	return anthropic.NewClient(
 		anthropicopt.WithBaseURL(s.URL),
 		anthropicopt.WithAPIKey(key),

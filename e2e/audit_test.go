@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 const spyKey = "sk-test-spy"
@@ -15,7 +15,7 @@ const spyKey = "sk-test-spy"
 // both processes are in the audit trail; a prompt is there only for a
 // tenant that captures prompts, and then masked.
 func TestAuditTrail(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"spy.yaml": `tenants:
+	s := startStack(t, stack.Options{Overlay: map[string]string{"spy.yaml": `tenants:
   - name: spy
     audit: {capture_prompts: true}
     keys: [{name: spy-key, sha256: ` + sha(spyKey) + `}]

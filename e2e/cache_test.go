@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger/report"
 )
 
@@ -21,7 +21,7 @@ import (
 // with more arguments when more is set (", tenants: [team]").
 func cachedRoutes(t *testing.T, ttl, more string) string {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	b, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func cacheBody(text string, extra string) string {
 	return `{"model":"gpt-4o-mini","temperature":0,"max_tokens":20` + extra + `,"messages":[{"role":"user","content":"` + text + `"}]}`
 }
 
-func postCached(t *testing.T, s *harness.Stack, key, body string, header ...string) answer {
+func postCached(t *testing.T, s *stack.Stack, key, body string, header ...string) answer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -109,7 +109,7 @@ func content(t *testing.T, a answer) string {
 // tenant's usage API reports the savings; another tenant, a request that
 // is not deterministic and a client that opts out all miss the cache.
 func TestResponseCache(t *testing.T) {
-	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", "")}})
+	s := startStack(t, stack.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", "")}})
 	body := cacheBody("what does a cache keep?", "")
 
 	first := postCached(t, s, demoKey, body)
@@ -266,7 +266,7 @@ func TestResponseCache(t *testing.T) {
 // caches for those only; another tenant's deterministic requests go to the
 // provider every time, without X-Cache.
 func TestResponseCacheForNamedTenants(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", ", tenants: [team]")}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "5m", ", tenants: [team]")}})
 	body := cacheBody("who is cached?", "")
 	for i, want := range []string{"miss", "hit"} {
 		a := postCached(t, s, "sk-local-team", body)
@@ -291,7 +291,7 @@ func TestResponseCacheForNamedTenants(t *testing.T) {
 // are down — it is, with x-switchyard-degraded: true; a request never answered
 // before still gets the 503.
 func TestDegradedMode(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s", "")}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"routes.yaml": cachedRoutes(t, "1s", "")}})
 	body := cacheBody("degrade me gracefully", "")
 	first := postCached(t, s, demoKey, body)
 	if first.status != http.StatusOK || first.header.Get("x-switchyard-cache") != "miss" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // autoRoute is a chat route that asks for a strong share instead of
@@ -28,12 +29,12 @@ const autoRoute = `
 // calibrate the auto route on the whole deployment's traffic.
 func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": string(routes) + autoRoute}})
+	s := startStack(t, stack.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": string(routes) + autoRoute}})
 	const n = 40
 	for i := range n {
 		body := fmt.Sprintf(`{"model":"auto","messages":[{"role":"user","content":"question %d: %s"}]}`, i, []string{"hi", "prove that the sum of two odd numbers is even, step by step", "write a haiku"}[i%3])
@@ -79,7 +80,7 @@ func TestCalibrationSharedAcrossReplicas(t *testing.T) {
 }
 
 // postDemo posts body to path with demo's key and reads the answer.
-func postDemo(t *testing.T, s *harness.Stack, path, body string) (*http.Response, []byte) {
+func postDemo(t *testing.T, s *stack.Stack, path, body string) (*http.Response, []byte) {
 	t.Helper()
 	return withKey(t, s, http.MethodPost, path, demoKey, body)
 }
@@ -89,7 +90,7 @@ func postDemo(t *testing.T, s *harness.Stack, path, body string) (*http.Response
 // more filters after usage on it.
 func adjustedRoutes(t *testing.T, more string) string {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func adjustedRoutes(t *testing.T, more string) string {
 // awaitStrongShare waits until the auto route's strong share for tenant
 // ("": the route's as a whole) is above the asked 0.3 on every replica,
 // within the policy's max 0.5; evidence says what should have moved it.
-func awaitStrongShare(t *testing.T, s *harness.Stack, tenant, evidence string) {
+func awaitStrongShare(t *testing.T, s *stack.Stack, tenant, evidence string) {
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
@@ -137,7 +138,7 @@ func awaitStrongShare(t *testing.T, s *harness.Stack, tenant, evidence string) {
 // request is rated once (issue 30, finding 1).
 func TestFeedbackMovesTheStrongShare(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, harness.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": adjustedRoutes(t, "")}})
+	s := startStack(t, stack.Options{Replicas: 2, Overlay: map[string]string{"routes.yaml": adjustedRoutes(t, "")}})
 	post := func(path, body string) (*http.Response, []byte) { return postDemo(t, s, path, body) }
 	var ids []string
 	for i := range 30 {
@@ -178,7 +179,7 @@ func TestFeedbackMovesTheStrongShare(t *testing.T) {
 func TestJudgeMovesTheStrongShare(t *testing.T) {
 	t.Parallel()
 	routes := adjustedRoutes(t, ", {name: judge, args: {model: gpt-4o, sample: 1, max_per_minute: 120, api_key: {env: SWITCHYARD_JUDGE_KEY}}}")
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": routes}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + demoKey}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"routes.yaml": routes}, Env: []string{"SWITCHYARD_JUDGE_KEY=" + demoKey}})
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
 	// The simulators answer a conversation holding [[rate 1]] with
 	// "Rating: 1": the judge model's verdict on every graded answer.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // catalogOverlay adds to configs/local an open pattern with a stated worst
@@ -33,7 +33,7 @@ var patternPrice = policy.Price{InputPerMTok: 20_000_000, OutputPerMTok: 80_000_
 // default model is served by configs/local's pattern at the catalog's
 // price.
 func TestCatalogPatternsAndAliases(t *testing.T) {
-	o := harness.Options{Overlay: map[string]string{"zz-catalog.yaml": catalogOverlay}}
+	o := stack.Options{Overlay: map[string]string{"zz-catalog.yaml": catalogOverlay}}
 	s := startStack(t, o)
 
 	t.Run("an unknown model under an open pattern, at the worst case", func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestCatalogPatternsAndAliases(t *testing.T) {
 }
 
 // lastRequestModel is the model of the last request a simulator received.
-func lastRequestModel(t *testing.T, s *harness.Stack, provider string) string {
+func lastRequestModel(t *testing.T, s *stack.Stack, provider string) string {
 	t.Helper()
 	st, err := s.Sim.Stats(provider)
 	if err != nil || len(st.Recent) == 0 {

@@ -17,7 +17,9 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/filters/quota/quotaspec"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/pgtest"
 	"github.com/switchyard/switchyard/state/store"
@@ -169,7 +171,7 @@ func TestChaosExtProcKilled(t *testing.T) {
 	if servedRows != byStatus[http.StatusOK] {
 		t.Errorf("ledger holds %d served rows, clients saw %d served", servedRows, byStatus[http.StatusOK])
 	}
-	assertHoldsExpire(t, s, "demo", killed, policy.DefaultQuotaArgs().ReservationTTL)
+	assertHoldsExpire(t, s, "demo", killed, quotaspec.Default().ReservationTTL)
 }
 
 // assertHoldsExpire checks what budget holds a process killed at killed
@@ -179,7 +181,7 @@ func TestChaosExtProcKilled(t *testing.T) {
 // so the sweep gives them back (the sweep itself: TestSweep, and the store
 // conformance suite on Redis). The restarted process's own leases are
 // live and not counted.
-func assertHoldsExpire(t *testing.T, s *harness.Stack, tenant string, killed time.Time, ttl time.Duration) {
+func assertHoldsExpire(t *testing.T, s *stack.Stack, tenant string, killed time.Time, ttl time.Duration) {
 	t.Helper()
 	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
 	defer rc.Close()
@@ -303,7 +305,7 @@ func TestChaosLedgerDown(t *testing.T) {
 	}
 	defer os.RemoveAll(pg.Dir)
 	defer func() { _ = pg.Stop() }()
-	s := startStack(t, harness.Options{
+	s := startStack(t, stack.Options{
 		Overlay: map[string]string{"gateway.yaml": localGateway(t) + "  ledger:\n    driver: postgres\n    dsn: {env: E2E_LEDGER_DSN}\n"},
 		Env:     []string{"E2E_LEDGER_DSN=" + pg.DSN("postgres")},
 	})
@@ -428,7 +430,7 @@ tenants:
 // go-redis's own timeouts. Once Redis is back both are served.
 func TestChaosRedisOutage(t *testing.T) {
 	const lenientKey, strictKey = "sk-e2e-lenient", "sk-e2e-strict"
-	s := startStack(t, harness.Options{Overlay: map[string]string{
+	s := startStack(t, stack.Options{Overlay: map[string]string{
 		"tenants.yaml": fmt.Sprintf(outageTenants, store.HashKey(lenientKey), store.HashKey(strictKey)),
 	}})
 	type answer struct {
@@ -665,7 +667,7 @@ func TestChaosStreamDrips(t *testing.T) {
 // stallBlamedOnOpenAI checks that rec, the usage record of a request whose
 // provider stalled (what), is openai's 504 upstream_error and that
 // openai's breaker, which opens at one failure, opened for it.
-func stallBlamedOnOpenAI(t *testing.T, s *harness.Stack, rec ledger.Record, what string) {
+func stallBlamedOnOpenAI(t *testing.T, s *stack.Stack, rec ledger.Record, what string) {
 	t.Helper()
 	t.Logf("usage record: status %d, error %q, provider %q", rec.Status, rec.ErrorType, rec.Provider)
 	if rec.Status != http.StatusGatewayTimeout || rec.ErrorType != "upstream_error" || rec.Provider != "openai" {
@@ -686,7 +688,7 @@ const oneFailureOpens = `
 
 // streamChat starts a streamed chat completion for gpt-4o-mini, which
 // must begin 200.
-func streamChat(t *testing.T, s *harness.Stack, content string) *http.Response {
+func streamChat(t *testing.T, s *stack.Stack, content string) *http.Response {
 	t.Helper()
 	resp := chatRequest(t, s, true, content)
 	if resp.StatusCode != http.StatusOK {
@@ -698,7 +700,7 @@ func streamChat(t *testing.T, s *harness.Stack, content string) *http.Response {
 }
 
 // chatRequest sends a chat completion for gpt-4o-mini, streamed or whole.
-func chatRequest(t *testing.T, s *harness.Stack, stream bool, content string) *http.Response {
+func chatRequest(t *testing.T, s *stack.Stack, stream bool, content string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
 		strings.NewReader(fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%t,"messages":[{"role":"user","content":%q}]}`, stream, content)))
@@ -711,7 +713,7 @@ func chatRequest(t *testing.T, s *harness.Stack, stream bool, content string) *h
 }
 
 // awaitNewRecord waits for the one usage record not in before.
-func awaitNewRecord(t *testing.T, s *harness.Stack, before map[string]ledger.Record) ledger.Record {
+func awaitNewRecord(t *testing.T, s *stack.Stack, before map[string]ledger.Record) ledger.Record {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var got []ledger.Record
@@ -732,7 +734,7 @@ func awaitNewRecord(t *testing.T, s *harness.Stack, before map[string]ledger.Rec
 }
 
 // awaitRecord waits for request id's usage record.
-func awaitRecord(t *testing.T, s *harness.Stack, id string) ledger.Record {
+func awaitRecord(t *testing.T, s *stack.Stack, id string) ledger.Record {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if rec, ok := ledgerRecords(t, s)[id]; ok {
@@ -819,7 +821,7 @@ func TestChaosProviderDrips(t *testing.T) {
 // first chat route.
 func chatRouteWith(t *testing.T, settings ...string) string {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -845,7 +847,7 @@ func chatRouteWith(t *testing.T, settings ...string) string {
 // budget lease that lent nothing) is indexed for the sweep.
 func TestChaosBudgetSpoolOutlivesTheProcess(t *testing.T) {
 	const lenientKey, strictKey = "sk-e2e-lenient", "sk-e2e-strict"
-	s := startStack(t, harness.Options{RedisDurable: true, Overlay: map[string]string{
+	s := startStack(t, stack.Options{RedisDurable: true, Overlay: map[string]string{
 		"tenants.yaml": fmt.Sprintf(outageTenants, store.HashKey(lenientKey), store.HashKey(strictKey)),
 	}})
 	metrics := s.Replicas[0].ExtProcMetrics + "/metrics"
@@ -967,5 +969,5 @@ func TestChaosBudgetSpoolOutlivesTheProcess(t *testing.T) {
 	if b.Spent != tenantRows {
 		t.Errorf("committed spend %d micro-USD, the ledger's rows cost %d: a commit was lost or counted twice", b.Spent, tenantRows)
 	}
-	assertHoldsExpire(t, s, "lenient", killed, policy.DefaultQuotaArgs().ReservationTTL)
+	assertHoldsExpire(t, s, "lenient", killed, quotaspec.Default().ReservationTTL)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // postMessages sends a Messages body to the shared stack with the demo
@@ -19,7 +19,7 @@ func postMessages(t *testing.T, body string, header map[string]string) (*http.Re
 // postAnthropic sends a body to path as Anthropic's clients do (the key as
 // X-Api-Key, an anthropic-version), with extra headers, and reads the
 // answer.
-func postAnthropic(t *testing.T, s *harness.Stack, path, key, body string, header map[string]string) (*http.Response, string) {
+func postAnthropic(t *testing.T, s *stack.Stack, path, key, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
 	req.Header.Set("x-api-key", key)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // connectionProviders is configs/local/providers.yaml with openai's
@@ -17,7 +17,7 @@ import (
 // kept 300 s, TCP keepalive after 60 s; anthropic is held to HTTP/1.1.
 func connectionProviders(t *testing.T) string {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	b, err := os.ReadFile(filepath.Join(root, "configs", "local", "providers.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func connectionProviders(t *testing.T) string {
 // holds openai's cluster to its own bounds while anthropic keeps the
 // edge's.
 func TestProviderConnections(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"providers.yaml": connectionProviders(t)}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"providers.yaml": connectionProviders(t)}})
 	c := &http.Client{}
 	for _, model := range []string{"gpt-4o-mini", "claude-3-5-haiku"} {
 		if a := chatAs(t, c, s, demoKey, model, 5); a.status != http.StatusOK {

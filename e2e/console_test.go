@@ -21,8 +21,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/openai/openai-go/v3"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // consoleShots, when set, is where TestConsole writes a screenshot of each
@@ -239,9 +239,9 @@ func (b *browser) pageErrors() []string {
 
 // consoleOptions is configs/local with its chat route routed
 // automatically, so the Routing page has a route to show.
-func consoleOptions(t *testing.T) harness.Options {
+func consoleOptions(t *testing.T) stack.Options {
 	t.Helper()
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func consoleOptions(t *testing.T) harness.Options {
 }
 
 // chat sends one chat request with key and returns its error.
-func chat(s *harness.Stack, key, model string) error {
+func chat(s *stack.Stack, key, model string) error {
 	c := client(s, key)
 	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    model,

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // Keys of the two Azure deployments of gpt-4o. Each simulator insists on
@@ -50,9 +50,9 @@ var deploymentShares = map[string]float64{"openai": 0.6, "azure-east": 0.3, "azu
 // deploymentOptions is configs/local with gpt-4o on openai (weight 6) and
 // on the two regions, the chat route allowed four attempts (the three
 // deployments, then the next model), and health per the given YAML.
-func deploymentOptions(t *testing.T, health string) harness.Options {
+func deploymentOptions(t *testing.T, health string) stack.Options {
 	t.Helper()
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(root, "configs", "local", name))
 		if err != nil {
@@ -79,7 +79,7 @@ func deploymentOptions(t *testing.T, health string) harness.Options {
 	return o
 }
 
-func gpt4o(t *testing.T, s *harness.Stack, stream bool) answer {
+func gpt4o(t *testing.T, s *stack.Stack, stream bool) answer {
 	t.Helper()
 	body := `{"model":"gpt-4o","max_tokens":30,"messages":[{"role":"user","content":"which region answers?"}]}`
 	if stream {

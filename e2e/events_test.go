@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/ledger"
 )
@@ -32,7 +32,7 @@ func TestUsageEventsOnePerLedgerRow(t *testing.T) {
 	hs := httptest.NewServer(hook)
 	defer hs.Close()
 	cfg := fmt.Sprintf("  events:\n    stream: e2e\n    max_len: 10000\n    webhook: {url: %q, secret: {env: E2E_WEBHOOK_SECRET}}\n", hs.URL+"/hooks/usage")
-	s := startStack(t, harness.Options{
+	s := startStack(t, stack.Options{
 		Overlay: map[string]string{"gateway.yaml": gw + cfg},
 		Env:     []string{"E2E_WEBHOOK_SECRET=" + string(hook.secret)},
 	})
@@ -199,7 +199,7 @@ func TestBudgetAlertsOncePerThreshold(t *testing.T) {
 	const key = "sk-e2e-tight"
 	sum := sha256.Sum256([]byte(key))
 	cfg := fmt.Sprintf("  events:\n    stream: alerts\n    webhook: {url: %q, secret: {env: E2E_WEBHOOK_SECRET}}\n", hs.URL)
-	s := startStack(t, harness.Options{
+	s := startStack(t, stack.Options{
 		Replicas: 2,
 		Overlay: map[string]string{
 			"gateway.yaml": gw + cfg,

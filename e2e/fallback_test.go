@@ -14,13 +14,13 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 var (
 	fallbackOnce  sync.Once
-	fallbackStack *harness.Stack
+	fallbackStack *stack.Stack
 	fallbackErr   error
 )
 
@@ -29,10 +29,10 @@ var (
 // Its health monitor never takes a provider out (no breaker, no window
 // verdicts), so each test sees Envoy's fallback alone whatever the tests
 // before it failed; breakers have their own tests (routing_test.go).
-func fallbacks(t *testing.T) *harness.Stack {
+func fallbacks(t *testing.T) *stack.Stack {
 	t.Helper()
 	fallbackOnce.Do(func() {
-		fallbackStack, fallbackErr = harness.Start(context.Background(), withHealth(t, `
+		fallbackStack, fallbackErr = stack.Start(context.Background(), withHealth(t, `
     min_samples: 1000000
     breaker: {consecutive_failures: 0, failure_ratio: 0}
 `))
@@ -141,7 +141,7 @@ func TestAllProvidersDown(t *testing.T) {
 // sends nothing within the route's per-try idle timeout is failed over to
 // the next model, for a whole and a streamed answer.
 func TestFirstByteTimeoutFailsOver(t *testing.T) {
-	root, _ := harness.ModuleRoot()
+	root, _ := stack.ModuleRoot()
 	routes, err := os.ReadFile(filepath.Join(root, "configs", "local", "routes.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestFirstByteTimeoutFailsOver(t *testing.T) {
 	if short == string(routes) {
 		t.Fatal("routes.yaml has no chat route to shorten")
 	}
-	s := startStack(t, harness.Options{Overlay: map[string]string{"routes.yaml": short}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"routes.yaml": short}})
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(5 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	apiresponses "github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
@@ -103,7 +103,7 @@ type replayed struct {
 // those of its own connection), its redacted credential replaced by the
 // demo key, and reads the answer to its end, failing t unless a
 // Responses stream's events are numbered 0, 1, 2….
-func (f fixture) send(t *testing.T, s *harness.Stack, body []byte) replayed {
+func (f fixture) send(t *testing.T, s *stack.Stack, body []byte) replayed {
 	t.Helper()
 	req, _ := http.NewRequest(f.Method, s.URL+f.Path, bytes.NewReader(body))
 	for k, v := range f.Headers {
@@ -217,7 +217,7 @@ var nativeKind = map[policy.API]policy.Kind{
 
 // received is the body the provider got for the request the gateway
 // answered under id (Envoy passes x-request-id upstream).
-func received(t *testing.T, s *harness.Stack, provider, id string) []byte {
+func received(t *testing.T, s *stack.Stack, provider, id string) []byte {
 	t.Helper()
 	st, err := s.Sim.Stats(provider)
 	if err != nil {
@@ -279,8 +279,8 @@ func rewrittenOnly(t *testing.T, f fixture, m *policy.Model, sent, got []byte) {
 		case "max_tool_calls":
 			n, err := strconv.Atoi(string(v))
 			asked, askedErr := strconv.Atoi(string(sentMembers[name]))
-			if err != nil || f.api() != policy.APIResponses || (askedErr == nil && n != asked) || (askedErr != nil && n != apiresponses.DefaultMaxToolCalls) {
-				t.Errorf("%s: max_tool_calls %s; want the client's, else %d", f.name, v, apiresponses.DefaultMaxToolCalls)
+			if err != nil || f.api() != policy.APIResponses || (askedErr == nil && n != asked) || (askedErr != nil && n != responsesapi.DefaultMaxToolCalls) {
+				t.Errorf("%s: max_tool_calls %s; want the client's, else %d", f.name, v, responsesapi.DefaultMaxToolCalls)
 			}
 		case "stream_options":
 			var o struct {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -34,7 +34,7 @@ var governedTenants = `tenants:
 // nothing spent is served by the best model (issue 16 item 7, through the
 // real stack: the spend is another replica's, read from Redis).
 func TestGovernorSteersAutoToCheapModels(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"governed.yaml": governedTenants}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"governed.yaml": governedTenants}})
 	rc := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
 	defer rc.Close()
 	st := store.NewRedis(rc, store.Options{})

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // breakerOpen reports whether a replica's ext_proc says provider's breaker
 // is open, from its metrics.
-func breakerOpen(t *testing.T, r harness.Replica, provider string) bool {
+func breakerOpen(t *testing.T, r stack.Replica, provider string) bool {
 	t.Helper()
 	resp, err := http.Get(r.ExtProcMetrics + "/metrics")
 	if err != nil {

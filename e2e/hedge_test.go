@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 

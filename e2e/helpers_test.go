@@ -7,18 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 func containsSecret(s, secret string) bool { return secret != "" && strings.Contains(s, secret) }
 
 // defaultOptions are the options of a private stack like the shared one.
-func defaultOptions() harness.Options { return harness.Options{} }
+func defaultOptions() stack.Options { return stack.Options{} }
 
 // withLocalRateLimit are the options of a private stack like the shared
 // one whose gateway.yaml has limit (a YAML flow mapping) as its
 // local_rate_limit: Envoy's token buckets, small enough to meet.
-func withLocalRateLimit(t *testing.T, limit string) harness.Options {
+func withLocalRateLimit(t *testing.T, limit string) stack.Options {
 	t.Helper()
 	o := defaultOptions()
 	o.Overlay = map[string]string{"gateway.yaml": localGatewayWith(t, regexp.MustCompile(`(?m)^  local_rate_limit: .*$`), "  local_rate_limit: "+limit)}
@@ -29,7 +29,7 @@ func withLocalRateLimit(t *testing.T, limit string) harness.Options {
 // variant of it.
 func localGateway(t *testing.T) string {
 	t.Helper()
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // TestPricedFeaturesAreHeld: on the Anthropic pass-through, what would

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // hybridStack is configs/local with its chat route's hybrid mode set to
 // hybrid (a YAML flow mapping), health verdicts off.
-func hybridStack(t *testing.T, hybrid string) (*harness.Stack, *policy.Policy) {
+func hybridStack(t *testing.T, hybrid string) (*stack.Stack, *policy.Policy) {
 	t.Helper()
 	o := withHealth(t, `
     min_samples: 100000
@@ -31,7 +31,7 @@ func hybridStack(t *testing.T, hybrid string) (*harness.Stack, *policy.Policy) {
 }
 
 // askHybrid sends a whole chat completion for the hybrid model.
-func askHybrid(t *testing.T, s *harness.Stack, content string, stream bool) answer {
+func askHybrid(t *testing.T, s *stack.Stack, content string, stream bool) answer {
 	t.Helper()
 	body := `{"model":"hybrid","messages":[{"role":"user","content":"` + content + `"}]}`
 	if stream {
@@ -47,7 +47,7 @@ func askHybrid(t *testing.T, s *harness.Stack, content string, stream bool) answ
 }
 
 // sims sets each provider's fault (none for a zero one) after a reset.
-func sims(t *testing.T, s *harness.Stack, faults map[string]providersim.Fault) {
+func sims(t *testing.T, s *stack.Stack, faults map[string]providersim.Fault) {
 	t.Helper()
 	if err := s.Sim.Reset(); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func sims(t *testing.T, s *harness.Stack, faults map[string]providersim.Fault) {
 }
 
 // servedCost is what provider's simulator served, at model's price.
-func servedCost(t *testing.T, s *harness.Stack, provider string, m *policy.Model) int64 {
+func servedCost(t *testing.T, s *stack.Stack, provider string, m *policy.Model) int64 {
 	t.Helper()
 	st, err := s.Sim.Stats(provider)
 	if err != nil {

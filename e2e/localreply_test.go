@@ -11,7 +11,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // anthropicEnvelope returns the error type of an Anthropic error body, or

@@ -14,19 +14,19 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // shared is the stack most tests use; tests that edit the policy or kill
 // processes start their own.
-var shared *harness.Stack
+var shared *stack.Stack
 
 // cleanups run after every test: stacks shared by a group of tests.
 var cleanups []func()
 
 // sharedStacks are the stacks shared by a group of tests, whose logs are
 // checked for secrets once every test has run.
-var sharedStacks []*harness.Stack
+var sharedStacks []*stack.Stack
 
 // secretPatterns match every secret the tests use: virtual keys (the local
 // ones, and the sk-sy- keys the admin API issues), the admin key and the
@@ -35,7 +35,7 @@ var secretPatterns = regexp.MustCompile(`sk-local-(demo|team|admin)|sk-sy-[A-Za-
 
 // secretsInLogs returns "file: line" for every log line of a stack that
 // holds a secret.
-func secretsInLogs(s *harness.Stack) []string {
+func secretsInLogs(s *stack.Stack) []string {
 	var leaks []string
 	logs, _ := filepath.Glob(filepath.Join(s.Dir, "*.log"))
 	for _, name := range logs {
@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s, err := harness.Start(ctx, harness.Options{})
+	s, err := stack.Start(ctx, stack.Options{})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting the gateway:", err)
@@ -76,7 +76,7 @@ func TestMain(m *testing.M) {
 	}
 	shared = s
 	code := m.Run()
-	for _, st := range append([]*harness.Stack{s}, sharedStacks...) {
+	for _, st := range append([]*stack.Stack{s}, sharedStacks...) {
 		if leaks := secretsInLogs(st); len(leaks) > 0 {
 			fmt.Fprintf(os.Stderr, "e2e: secrets in the logs of %s:\n  %s\n", st.Dir, strings.Join(leaks, "\n  "))
 			code = 1
@@ -97,7 +97,7 @@ func TestMain(m *testing.M) {
 
 // client returns an official OpenAI SDK client for the stack, with SDK
 // retries off so every test sees the gateway's first answer.
-func client(s *harness.Stack, key string, opts ...option.RequestOption) openai.Client {
+func client(s *stack.Stack, key string, opts ...option.RequestOption) openai.Client {
 	base := []option.RequestOption{
 		option.WithBaseURL(s.URL + "/v1/"),
 		option.WithAPIKey(key),
@@ -107,11 +107,11 @@ func client(s *harness.Stack, key string, opts ...option.RequestOption) openai.C
 	return openai.NewClient(append(base, opts...)...)
 }
 
-func startStack(t *testing.T, o harness.Options) *harness.Stack {
+func startStack(t *testing.T, o stack.Options) *stack.Stack {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := harness.Start(ctx, o)
+	s, err := stack.Start(ctx, o)
 	if err != nil {
 		t.Fatalf("starting the gateway: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 const messageMetric = "switchyard_extproc_message_duration_seconds_count"

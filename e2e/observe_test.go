@@ -14,12 +14,12 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
 // post sends a raw chat request and returns its status, request ID and body.
-func post(t *testing.T, s *harness.Stack, key, body string) (int, string, []byte) {
+func post(t *testing.T, s *stack.Stack, key, body string) (int, string, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -34,7 +34,7 @@ func post(t *testing.T, s *harness.Stack, key, body string) (int, string, []byte
 }
 
 // logLines returns the JSON lines of a process's log that satisfy keep.
-func logLines(s *harness.Stack, process string, keep func(map[string]any) bool) []map[string]any {
+func logLines(s *stack.Stack, process string, keep func(map[string]any) bool) []map[string]any {
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(s.Log(process)))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -48,7 +48,7 @@ func logLines(s *harness.Stack, process string, keep func(map[string]any) bool) 
 }
 
 // accessLog waits for Envoy's access log line of a request.
-func accessLog(t *testing.T, s *harness.Stack, requestID string) map[string]any {
+func accessLog(t *testing.T, s *stack.Stack, requestID string) map[string]any {
 	t.Helper()
 	var line map[string]any
 	err := eventually(10*time.Second, func() error {
@@ -73,7 +73,7 @@ var errNotYet error = notYet{}
 
 // ledgerRecords reads every row of a stack's ledger (SQLite in its
 // directory), after asking the usage API, which flushes the writer.
-func ledgerRecords(t *testing.T, s *harness.Stack) map[string]ledger.Record {
+func ledgerRecords(t *testing.T, s *stack.Stack) map[string]ledger.Record {
 	t.Helper()
 	if code, b := admin(t, s, http.MethodGet, "/admin/usage/by-tenant", ""); code != http.StatusOK {
 		t.Fatalf("usage API: %d %s", code, b)

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // The options stack is the shipped policy with the route and tenant
@@ -28,7 +28,7 @@ import (
 // usage events on a stream.
 var (
 	optionsOnce  sync.Once
-	optionsStack *harness.Stack
+	optionsStack *stack.Stack
 )
 
 // taggedKey is the key of tenant tagged, whose requests carry team=search
@@ -71,7 +71,7 @@ func sha256Hex(s string) string {
 
 // options starts the options stack once; a test that calls it after a
 // failed start fails too.
-func options(t *testing.T) *harness.Stack {
+func options(t *testing.T) *stack.Stack {
 	t.Helper()
 	optionsOnce.Do(func() {
 		routes := localFile(t, "routes.yaml")
@@ -88,7 +88,7 @@ func options(t *testing.T) *harness.Stack {
 		}
 		routes = strings.Replace(routes, responses, responses+"    redact: {}\n", 1)
 		gateway := localFile(t, "gateway.yaml") + "  events: {stream: " + optionsStream + "}\n"
-		s, err := harness.Start(context.Background(), harness.Options{Overlay: map[string]string{
+		s, err := stack.Start(context.Background(), stack.Options{Overlay: map[string]string{
 			"routes.yaml": routes, "gateway.yaml": gateway, "options.yaml": optionsPolicy,
 		}})
 		if err != nil {
@@ -107,7 +107,7 @@ func options(t *testing.T) *harness.Stack {
 // localFile is a file of configs/local.
 func localFile(t *testing.T, name string) string {
 	t.Helper()
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func localFile(t *testing.T, name string) string {
 
 // postTo sends body to path with key and headers (name, value pairs) and
 // returns the answer, read whole.
-func postTo(t *testing.T, s *harness.Stack, path, key, body string, header ...string) answer {
+func postTo(t *testing.T, s *stack.Stack, path, key, body string, header ...string) answer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -144,7 +144,7 @@ func postTo(t *testing.T, s *harness.Stack, path, key, body string, header ...st
 
 // lastBody is the body of the last request a simulated provider received,
 // decoded.
-func lastBody(t *testing.T, s *harness.Stack, provider string) map[string]any {
+func lastBody(t *testing.T, s *stack.Stack, provider string) map[string]any {
 	t.Helper()
 	st, err := s.Sim.Stats(provider)
 	if err != nil || len(st.Recent) == 0 {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // flood sends chat requests for model from workers goroutines for d (at
@@ -121,7 +122,7 @@ func sampleMax(url, name string, interval time.Duration) func() float64 {
 // 1 ms per-try timeout (or its own retry rules) does not get it, so it
 // cannot make a healthy provider's attempts time out and have it blamed.
 func TestClientTimeoutHeadersIgnored(t *testing.T) {
-	s := startStack(t, harness.Options{})
+	s := startStack(t, stack.Options{})
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(100 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
 // the provider is not blamed. A new bound, written to the policy while
 // the gateway runs, holds without a restart (RTDS).
 func TestInFlightBound(t *testing.T) {
-	s := startStack(t, harness.Options{Overlay: map[string]string{"gateway.yaml": localGatewayWith(t, inFlightBound, "max_requests_in_flight: 3}")}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"gateway.yaml": localGatewayWith(t, inFlightBound, "max_requests_in_flight: 3}")}})
 	// A provider slow enough that the requests admitted are all still in
 	// flight when the last of the burst arrives.
 	if err := s.Sim.SetFault("openai", providersim.Fault{Mode: providersim.FaultLatency, Delay: providersim.Duration(3 * time.Second)}); err != nil {

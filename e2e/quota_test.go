@@ -16,11 +16,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/translate"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -64,7 +65,7 @@ func (a answer) usage() filters.Usage {
 var fresh = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // chatAs sends one chat completion with key and returns the answer.
-func chatAs(t *testing.T, c *http.Client, s *harness.Stack, key, model string, maxTokens int, header ...string) answer {
+func chatAs(t *testing.T, c *http.Client, s *stack.Stack, key, model string, maxTokens int, header ...string) answer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(quotaBody(model, maxTokens)))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -236,7 +237,7 @@ tenants:
 func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 	const key, roomyKey = "sk-e2e-tight", "sk-e2e-roomy"
 	sum, roomySum := sha256.Sum256([]byte(key)), sha256.Sum256([]byte(roomyKey))
-	o := harness.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(leasedTenants, hex.EncodeToString(sum[:]), hex.EncodeToString(roomySum[:]))}}
+	o := stack.Options{Replicas: 2, Overlay: map[string]string{"tenants.yaml": fmt.Sprintf(leasedTenants, hex.EncodeToString(sum[:]), hex.EncodeToString(roomySum[:]))}}
 	s := startStack(t, o)
 	pol, err := policy.Load(s.PolicyDir)
 	if err != nil {
@@ -373,11 +374,11 @@ func TestQuotaBudgetAcrossReplicas(t *testing.T) {
 // may fall back to.
 func worstCase(t *testing.T, pol *policy.Policy, body string) int64 {
 	t.Helper()
-	req, err := openai.ParseChatRequest([]byte(body))
+	req, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := int64(openai.EstimatePromptTokens(req))
+	prompt := int64(openaiapi.EstimatePromptTokens(req))
 	var worst int64
 	for _, name := range []string{"gpt-4o-mini", "claude-3-5-haiku", "gemini-2.0-flash"} {
 		p := pol.Model(name).Price
@@ -388,7 +389,7 @@ func worstCase(t *testing.T, pol *policy.Policy, body string) int64 {
 
 // replicaOf names the ext_proc whose log mentions a request. A request is
 // logged when it ends, which can be just after its client has the answer.
-func replicaOf(t *testing.T, s *harness.Stack, requestID string) string {
+func replicaOf(t *testing.T, s *stack.Stack, requestID string) string {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		for i := range s.Replicas {
@@ -406,7 +407,7 @@ func replicaOf(t *testing.T, s *harness.Stack, requestID string) string {
 // ledgerCost adds up the ledger rows of tenant, waiting up to 10 s for
 // them to reach want: each replica's writer flushes its batch on its own
 // schedule, so the last rows land a little after the answers.
-func ledgerCost(t *testing.T, s *harness.Stack, tenant string, want int64) int64 {
+func ledgerCost(t *testing.T, s *stack.Stack, tenant string, want int64) int64 {
 	t.Helper()
 	var total int64
 	_ = eventually(10*time.Second, func() error {
@@ -428,7 +429,7 @@ func ledgerCost(t *testing.T, s *harness.Stack, tenant string, want int64) int64
 // admin API works on both; rotated, its old secret is refused on both;
 // revoked, it is refused on both at once.
 func TestQuotaKeyLifecycleAcrossReplicas(t *testing.T) {
-	s := startStack(t, harness.Options{Replicas: 2})
+	s := startStack(t, stack.Options{Replicas: 2})
 	code, b := admin(t, s, http.MethodPost, "/admin/keys", `{"tenant":"demo","name":"e2e-ci","app":"demo"}`)
 	if code != http.StatusCreated {
 		t.Fatalf("issue: %d %s", code, b)

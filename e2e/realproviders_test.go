@@ -23,8 +23,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // The real providers' hosts, as configs/examples/real-providers names them.
@@ -49,7 +49,7 @@ const realTenantKey = "sk-local-demo-real"
 // simulator is started), with its providers' hosts moved to the test's
 // own HTTPS upstreams, a CA of the test's own that Envoy is told to trust,
 // a tenant key of the test's, and the given environment.
-func realProvidersOptions(t *testing.T, upstream map[string]string, env []string, caFile string) harness.Options {
+func realProvidersOptions(t *testing.T, upstream map[string]string, env []string, caFile string) stack.Options {
 	t.Helper()
 	dir := filepath.Join(moduleRoot(t), "configs", "examples", "real-providers")
 	providers, err := os.ReadFile(filepath.Join(dir, "providers.yaml"))
@@ -72,9 +72,9 @@ func realProvidersOptions(t *testing.T, upstream map[string]string, env []string
 	if !strings.Contains(string(tenants), placeholder) {
 		t.Fatal("tenants.yaml no longer holds the placeholder key hash")
 	}
-	return harness.Options{
+	return stack.Options{
 		Policy:     dir,
-		Simulate:   harness.SimulatePolicy,
+		Simulate:   stack.SimulatePolicy,
 		CACertFile: caFile,
 		Env:        env,
 		Overlay: map[string]string{
@@ -86,7 +86,7 @@ func realProvidersOptions(t *testing.T, upstream map[string]string, env []string
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	r, err := harness.ModuleRoot()
+	r, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestRealProvidersRefuseUnsetKey(t *testing.T) {
 	env := []string{"OPENAI_API_KEY=" + realKeys["openai"].key, "ANTHROPIC_API_KEY=" + realKeys["anthropic"].key, "GEMINI_API_KEY="}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := harness.Start(ctx, realProvidersOptions(t, upstream, env, testCA(t).file))
+	s, err := stack.Start(ctx, realProvidersOptions(t, upstream, env, testCA(t).file))
 	if err == nil {
 		s.Close()
 		t.Fatal("the gateway started with GEMINI_API_KEY unset")

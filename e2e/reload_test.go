@@ -16,7 +16,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // TestPolicyReload edits the running policy twice while traffic flows: a
@@ -38,7 +38,7 @@ func TestPolicyReload(t *testing.T) {
 	}
 }
 
-func testPolicyReload(t *testing.T, o harness.Options) {
+func testPolicyReload(t *testing.T, o stack.Options) {
 	s := startStack(t, o)
 	envoyPID := s.PID("envoy-0")
 

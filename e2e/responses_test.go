@@ -19,7 +19,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -327,7 +327,7 @@ type codexTurn struct {
 
 // codexReplay sends body as Codex sent its request f and reads the
 // stream, failing t unless it ends with response.completed.
-func codexReplay(t *testing.T, s *harness.Stack, f fixture, body []byte) codexTurn {
+func codexReplay(t *testing.T, s *stack.Stack, f fixture, body []byte) codexTurn {
 	t.Helper()
 	a := f.send(t, s, body)
 	a.answered(t, f)

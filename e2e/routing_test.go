@@ -13,8 +13,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 const adminKey = "sk-local-admin"
@@ -24,7 +24,7 @@ const adminKey = "sk-local-admin"
 // a test: the same state machine, seconds instead of minutes. The window's
 // error rate needs more samples than the test sends, so the breaker, not
 // the window, is what takes the provider out.
-func fastHealth(t *testing.T) harness.Options {
+func fastHealth(t *testing.T) stack.Options {
 	return withHealth(t, `
     min_samples: 100000
     breaker:
@@ -41,20 +41,20 @@ func fastHealth(t *testing.T) harness.Options {
 
 // withHealth is configs/local with a gateway.health section (YAML indented
 // under it) appended to gateway.yaml.
-func withHealth(t *testing.T, health string) harness.Options {
+func withHealth(t *testing.T, health string) stack.Options {
 	t.Helper()
 	gw := localGateway(t)
-	return harness.Options{Overlay: map[string]string{"gateway.yaml": gw + "  health:" + health}}
+	return stack.Options{Overlay: map[string]string{"gateway.yaml": gw + "  health:" + health}}
 }
 
-func admin(t *testing.T, s *harness.Stack, method, path, body string) (int, []byte) {
+func admin(t *testing.T, s *stack.Stack, method, path, body string) (int, []byte) {
 	t.Helper()
 	resp, b := withKey(t, s, method, path, adminKey, body)
 	return resp.StatusCode, b
 }
 
 // withKey sends a JSON body to path with key and reads the answer.
-func withKey(t *testing.T, s *harness.Stack, method, path, key, body string) (*http.Response, []byte) {
+func withKey(t *testing.T, s *stack.Stack, method, path, key, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -69,7 +69,7 @@ func withKey(t *testing.T, s *harness.Stack, method, path, key, body string) (*h
 }
 
 // served sends a chat request and returns the model that served it.
-func served(t *testing.T, s *harness.Stack, model, user string) (string, error) {
+func served(t *testing.T, s *stack.Stack, model, user string) (string, error) {
 	t.Helper()
 	c := client(s, demoKey)
 	var resp *http.Response
@@ -87,7 +87,7 @@ func served(t *testing.T, s *harness.Stack, model, user string) (string, error) 
 	return resp.Header.Get("x-switchyard-model"), nil
 }
 
-func requests(t *testing.T, s *harness.Stack, provider string) int {
+func requests(t *testing.T, s *stack.Stack, provider string) int {
 	t.Helper()
 	st, err := s.Sim.Stats(provider)
 	if err != nil {
@@ -159,7 +159,7 @@ type providerStatus struct {
 	} `json:"last_check"`
 }
 
-func providerState(t *testing.T, s *harness.Stack, name string) providerStatus {
+func providerState(t *testing.T, s *stack.Stack, name string) providerStatus {
 	t.Helper()
 	code, b := admin(t, s, http.MethodGet, "/admin/providers", "")
 	if code != http.StatusOK {

@@ -14,14 +14,14 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // TestScaleOut runs three gateway replicas (an Envoy and an ext_proc each)
 // on one control plane and one Redis, as a Kubernetes Deployment would.
 func TestScaleOut(t *testing.T) {
 	const replicas = 3
-	s := startStack(t, harness.Options{Replicas: replicas})
+	s := startStack(t, stack.Options{Replicas: replicas})
 
 	// Every Envoy (its listener and clusters, from xds) and every ext_proc
 	// (its filter chains) serves an edited policy. The time each took is
@@ -178,13 +178,13 @@ func TestScaleOut(t *testing.T) {
 }
 
 // extprocVersion is the policy version a replica's ext_proc serves.
-func extprocVersion(t *testing.T, r harness.Replica) string {
+func extprocVersion(t *testing.T, r stack.Replica) string {
 	t.Helper()
 	return strings.TrimSpace(get(t, r.ExtProcMetrics+"/healthz"))
 }
 
 // envoyText reads one of Envoy's text readouts (the xDS versions).
-func envoyText(t *testing.T, r harness.Replica, name string) string {
+func envoyText(t *testing.T, r stack.Replica, name string) string {
 	t.Helper()
 	for _, line := range strings.Split(get(t, r.EnvoyAdmin+"/stats?filter="+name), "\n") {
 		if v, ok := strings.CutPrefix(line, name+": "); ok {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
 )
 
 // soakEnv, when set to a duration, runs TestSoak for that long (`make

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // withTracing are the options of a private stack like the shared one
 // whose gateway.yaml traces every request to collector.
-func withTracing(t *testing.T, collector string) harness.Options {
+func withTracing(t *testing.T, collector string) stack.Options {
 	t.Helper()
 	o := defaultOptions()
 	o.Overlay = map[string]string{"gateway.yaml": localGateway(t) + "  tracing: {collector: \"" + collector + "\"}\n"}
@@ -36,7 +37,7 @@ const (
 
 // tracedChat sends a streamed chat completion of gpt-4o-mini with the
 // client's traceparent and reads the whole stream.
-func tracedChat(t *testing.T, s *harness.Stack, traceparent string) (*http.Response, string) {
+func tracedChat(t *testing.T, s *stack.Stack, traceparent string) (*http.Response, string) {
 	t.Helper()
 	body := `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"` + secretPrompt + `"}]}`
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
@@ -65,7 +66,7 @@ func tracedChat(t *testing.T, s *harness.Stack, traceparent string) (*http.Respo
 // with the GenAI conventions' attributes, the failed one blamed on its
 // provider, and no prompt text.
 func TestTracesOnARealCollector(t *testing.T) {
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

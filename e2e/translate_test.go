@@ -19,8 +19,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	oashared "github.com/openai/openai-go/v3/shared"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // kinds lists one chat model per provider kind of e2e/testdata/all-kinds,
@@ -38,21 +38,21 @@ var providerKeys = map[string]string{
 
 var (
 	allKindsOnce  sync.Once
-	allKindsStack *harness.Stack
+	allKindsStack *stack.Stack
 	allKindsErr   error
 )
 
 // allKinds is a stack serving every provider kind, shared by the
 // translation tests.
-func allKinds(t *testing.T) *harness.Stack {
+func allKinds(t *testing.T) *stack.Stack {
 	t.Helper()
 	allKindsOnce.Do(func() {
-		root, _ := harness.ModuleRoot()
+		root, _ := stack.ModuleRoot()
 		env := []string{}
 		for name, key := range providerKeys {
 			env = append(env, "E2E_"+strings.ToUpper(name)+"_KEY="+key)
 		}
-		allKindsStack, allKindsErr = harness.Start(context.Background(), harness.Options{
+		allKindsStack, allKindsErr = stack.Start(context.Background(), stack.Options{
 			Policy:       filepath.Join(root, "e2e", "testdata", "all-kinds"),
 			ProviderKeys: providerKeys,
 			Env:          env,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // TestUnreachableProviders: providers the gateway cannot reach — a name
@@ -56,7 +56,7 @@ models:
   - {name: far-dns, provider: offline-dns, context_window: 10000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}}
   - {name: far-dns-alone, provider: offline-dns2, context_window: 10000, max_output_tokens: 100, price_usd_per_mtok: {input: 1, output: 1}}
 `, tlsPort)
-	s := startStack(t, harness.Options{Overlay: map[string]string{"zz-offline.yaml": overlay}, Env: []string{"OFFLINE_KEY=offline-e2e-key"}})
+	s := startStack(t, stack.Options{Overlay: map[string]string{"zz-offline.yaml": overlay}, Env: []string{"OFFLINE_KEY=offline-e2e-key"}})
 	ask := func(model string) (int, http.Header, string) {
 		resp, b := withKey(t, s, http.MethodPost, "/v1/chat/completions", demoKey, `{"model":"`+model+`","messages":[{"role":"user","content":"anyone there?"}]}`)
 		return resp.StatusCode, resp.Header, string(b)

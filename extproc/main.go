@@ -9,13 +9,13 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/switchyard/switchyard/extproc/app"
+	"github.com/switchyard/switchyard/extproc/extprocapp"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := extprocapp.Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		os.Exit(1)
 	}
 }

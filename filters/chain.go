@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // Filter is a stage of the chain. It implements any of the hook interfaces.
@@ -150,7 +151,7 @@ func (c *Chain) RequestHeaders(ctx context.Context, x *Exchange) error {
 	for _, h := range c.reqHdr {
 		start := x.Trace.clock()
 		err := h.RequestHeaders(ctx, x)
-		x.Trace.record(h, PhaseRequestHeaders, 0, start, err)
+		x.Trace.record(h, filterspec.PhaseRequestHeaders, 0, start, err)
 		if err != nil || x.reply != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ func (c *Chain) RequestBody(ctx context.Context, x *Exchange) error {
 	for _, h := range c.reqBody {
 		start := x.Trace.clock()
 		err := h.RequestBody(ctx, x)
-		x.Trace.record(h, PhaseRequestBody, 0, start, err)
+		x.Trace.record(h, filterspec.PhaseRequestBody, 0, start, err)
 		if err != nil || x.reply != nil {
 			if err != nil && c.rescued(ctx, x, err) {
 				return nil
@@ -192,7 +193,7 @@ func (c *Chain) Attempt(ctx context.Context, x *Exchange, a *Attempt) error {
 	for _, h := range c.attempt {
 		start := x.Trace.clock()
 		err := h.Attempt(ctx, x, a)
-		x.Trace.record(h, PhaseAttempt, a.N, start, err)
+		x.Trace.record(h, filterspec.PhaseAttempt, a.N, start, err)
 		if err != nil {
 			return err
 		}
@@ -248,18 +249,18 @@ func (c *Chain) Done(ctx context.Context, x *Exchange, cause error) {
 }
 
 // Reject builds the refusal a hook returns to stop the request.
-func Reject(status int, typ, code, format string, args ...any) *openai.Error {
-	return openai.Errorf(status, typ, code, format, args...)
+func Reject(status int, typ, code, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(status, typ, code, format, args...)
 }
 
 // AsError turns any hook error into the envelope the client gets: a
 // refusal as it is, anything else as a 500 that names the request, so the
 // cause can be found in the logs without leaking it.
-func AsError(err error, requestID string) *openai.Error {
-	var oe *openai.Error
+func AsError(err error, requestID string) *openaiapi.Error {
+	var oe *openaiapi.Error
 	if errors.As(err, &oe) {
 		return oe
 	}
-	return openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error",
+	return openaiapi.Errorf(http.StatusInternalServerError, openaiapi.TypeServer, "internal_error",
 		"the gateway failed to process the request; quote request id %s", requestID)
 }

@@ -7,14 +7,16 @@
 // [ResponseChunkHook], [DoneHook]). Every request gets an [Exchange] that
 // carries typed state from hook to hook. The [Chain] runs request hooks in
 // ascending filter order and response hooks in descending order, so the
-// first filter in is the last one out. Order is fixed by one table,
-// configs/policy/filters.go, never by the policy.
+// first filter in is the last one out. Each filter declares itself once,
+// in a package of its own (filters/<name>/<name>spec, listed by
+// filters/specs): its order, never the policy's to change, what it needs
+// and its arguments.
 //
 // A hook refuses a request by returning an [*openai.Error] (see [Reject]);
 // the chain stops and the server answers with the OpenAI error envelope.
 // Filters hand each other data only through the Exchange's shared fields
 // (Caller, Pressure, Plan, Routing, Sent, Usage), and each declares, per
-// phase, which it provides and which it needs ([Declarer]); [Build] checks
+// phase, which it provides and which it needs (its declaration); [Build] checks
 // that every need is met by an earlier step of the chain, so an order or a
 // route that breaks the flow fails at load.
 //

@@ -1,8 +1,8 @@
 package filters
 
 import (
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -25,9 +25,9 @@ func (x *Exchange) SpeaksAnthropic() bool {
 
 // ErrorBody renders a refusal in the error envelope the client expects.
 // A nil exchange (a request that matched no route) gets OpenAI's.
-func (x *Exchange) ErrorBody(e *openai.Error) []byte {
+func (x *Exchange) ErrorBody(e *openaiapi.Error) []byte {
 	if x.SpeaksAnthropic() {
-		return anthropic.ErrorBody(e, x.ID)
+		return anthropicapi.ErrorBody(e, x.ID)
 	}
 	return e.Body()
 }
@@ -35,14 +35,14 @@ func (x *Exchange) ErrorBody(e *openai.Error) []byte {
 // ErrorEvent renders a refusal as the event that ends a stream whose
 // headers are gone, in the client's protocol. A translator whose events
 // are numbered (Responses) renders it, numbered next in its stream.
-func (x *Exchange) ErrorEvent(e *openai.Error) []byte {
+func (x *Exchange) ErrorEvent(e *openaiapi.Error) []byte {
 	if a := x.LastAttempt(); a != nil {
 		if ee, ok := a.Translator.(translator.ErrorEventer); ok {
 			return ee.ErrorEvent(e)
 		}
 	}
 	if x.SpeaksAnthropic() {
-		return anthropic.ErrorEvent(e)
+		return anthropicapi.ErrorEvent(e)
 	}
 	return e.StreamEvent()
 }

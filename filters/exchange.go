@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -32,14 +33,14 @@ type Exchange struct {
 	Body []byte
 
 	// Chat is the parsed body of a chat completion request.
-	Chat *openai.ChatRequest
+	Chat *openaiapi.ChatRequest
 	// FitPrompt is the prompt's estimated tokens on a route that fits the
 	// output cap to the context window (fit_output_to_context), taken
 	// when the body is parsed: the budget reservation and every attempt's
 	// output cap are fitted to this one figure. 0 on other routes.
 	FitPrompt int
 	// Embeddings is the parsed body of an embeddings request.
-	Embeddings *openai.EmbeddingsRequest
+	Embeddings *openaiapi.EmbeddingsRequest
 
 	// Caller is who is calling, set by auth.
 	Caller Caller
@@ -148,6 +149,9 @@ type Routing struct {
 	// Substituted is "retired -> successor" when the model the client
 	// named was retired and its successor served instead.
 	Substituted string
+	// Domain is the request's domain on a route that learns domain
+	// priors (nil elsewhere), for the verdicts on its answer.
+	Domain *priors.Domain
 }
 
 // Target is a model and the provider serving it.

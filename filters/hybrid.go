@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // The judge of a hybrid request reads the conversation and every
@@ -27,7 +27,7 @@ const (
 // JudgeRequest is the chat request asking model which of answers (the
 // client-format bodies of whole chat completions) best answers the
 // conversation; the reply names it by its 1-based number.
-func JudgeRequest(model string, conversation []openai.Message, answers [][]byte) *openai.ChatRequest {
+func JudgeRequest(model string, conversation []openaiapi.Message, answers [][]byte) *openaiapi.ChatRequest {
 	var b strings.Builder
 	b.WriteString("Several assistants answered the same conversation. Decide which answer is best: correct, complete, and what the user asked for. ")
 	fmt.Fprintf(&b, "Reply with one line, \"Best: N\", N from 1 to %d, and nothing else.\n\n", len(answers))
@@ -42,10 +42,10 @@ func JudgeRequest(model string, conversation []openai.Message, answers [][]byte)
 		fmt.Fprintf(&b, "<answer %d>\n%s\n</answer %d>\n", i+1, clipHead(AnswerText(a), JudgeClipBytes), i+1)
 	}
 	limit := JudgeMaxTokens
-	return &openai.ChatRequest{
+	return &openaiapi.ChatRequest{
 		Model:     model,
 		MaxTokens: &limit,
-		Messages:  []openai.Message{{Role: "user", Content: openai.Content{Text: b.String(), Set: true}}},
+		Messages:  []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: b.String(), Set: true}}},
 	}
 }
 
@@ -68,7 +68,7 @@ func ParseBest(reply string, n int) (int, bool) {
 // AnswerText is what a whole chat completion says: its first choice's
 // content, refusal or tool calls, as text.
 func AnswerText(body []byte) string {
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if json.Unmarshal(body, &c) != nil || len(c.Choices) == 0 {
 		return ""
 	}
@@ -89,7 +89,7 @@ func AnswerText(body []byte) string {
 // request: it finished of itself (stop, or a tool call) rather than at its
 // length limit or a content filter, and said something.
 func Acceptable(body []byte) bool {
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if json.Unmarshal(body, &c) != nil || len(c.Choices) == 0 {
 		return false
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 func TestAcceptable(t *testing.T) {
@@ -58,7 +58,7 @@ func TestParseBest(t *testing.T) {
 func TestJudgeRequestBounds(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("é", JudgeClipBytes) // two bytes each
-	conv := []openai.Message{{Role: "user", Content: openai.Content{Text: "first " + long + " LAST", Set: true}}}
+	conv := []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: "first " + long + " LAST", Set: true}}}
 	answer := []byte(`{"choices":[{"message":{"content":"START ` + long + `"},"finish_reason":"stop"}]}`)
 	r := JudgeRequest("judge", conv, [][]byte{answer, answer})
 	text := r.Messages[0].Content.Text

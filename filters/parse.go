@@ -1,9 +1,9 @@
 package filters
 
 import (
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
-	apiresponses "github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator/messages"
 	"github.com/switchyard/switchyard/translator/responses"
@@ -17,12 +17,12 @@ import (
 // never sees a larger body. What the route takes from the body besides
 // (the prompt's estimate it fits output to, tags from metadata) is read
 // then too.
-func parseBody(x *Exchange) *openai.Error {
+func parseBody(x *Exchange) *openaiapi.Error {
 	if err := decodeBody(x); err != nil {
 		return err
 	}
 	if x.Route.FitOutputToContext && x.Chat != nil {
-		x.FitPrompt = openai.EstimatePromptTokens(x.Chat)
+		x.FitPrompt = openaiapi.EstimatePromptTokens(x.Chat)
 	}
 	if x.Route.TagsFromMetadata {
 		return x.metadataTags()
@@ -31,17 +31,17 @@ func parseBody(x *Exchange) *openai.Error {
 }
 
 // decodeBody reads x.Body as the route's API's request.
-func decodeBody(x *Exchange) *openai.Error {
+func decodeBody(x *Exchange) *openaiapi.Error {
 	switch x.Route.API {
 	case policy.APIChatCompletions:
-		req, err := openai.ParseChatRequest(x.Body)
+		req, err := openaiapi.ParseChatRequest(x.Body)
 		if err != nil {
 			return err
 		}
 		x.Chat = req
 	case policy.APIMessages, policy.APICountTokens:
 		count := x.Route.API == policy.APICountTokens
-		req, err := anthropic.ParseMessagesRequest(x.Body, count)
+		req, err := anthropicapi.ParseMessagesRequest(x.Body, count)
 		if err != nil {
 			return err
 		}
@@ -50,20 +50,20 @@ func decodeBody(x *Exchange) *openai.Error {
 			x.Labels.userID = req.Metadata.UserID
 		}
 		if !count {
-			if x.Chat.PricedToolUses, err = anthropic.PricedToolUses(req); err != nil {
+			if x.Chat.PricedToolUses, err = anthropicapi.PricedToolUses(req); err != nil {
 				return err
 			}
-			x.Chat.CachesForAnHour = anthropic.CachesForAnHour(req)
+			x.Chat.CachesForAnHour = anthropicapi.CachesForAnHour(req)
 		}
 	case policy.APIResponses:
-		req, err := apiresponses.ParseRequest(x.Body)
+		req, err := responsesapi.ParseRequest(x.Body)
 		if err != nil {
 			return err
 		}
 		x.Chat = responses.ToChat(req)
-		x.Chat.PricedToolUses = apiresponses.PricedToolUses(req)
+		x.Chat.PricedToolUses = responsesapi.PricedToolUses(req)
 	case policy.APIEmbeddings:
-		req, err := openai.ParseEmbeddingsRequest(x.Body)
+		req, err := openaiapi.ParseEmbeddingsRequest(x.Body)
 		if err != nil {
 			return err
 		}
@@ -76,10 +76,10 @@ func decodeBody(x *Exchange) *openai.Error {
 // route that says so: a chat completion's or a Responses request's (a
 // map of strings, as their parsers hold it), a Messages request's members
 // besides user_id.
-func (x *Exchange) metadataTags() *openai.Error {
+func (x *Exchange) metadataTags() *openaiapi.Error {
 	meta := x.Chat.Metadata
 	if x.Route.API == policy.APIMessages {
-		var err *openai.Error
+		var err *openaiapi.Error
 		if meta, err = messagesMetadataTags(x.Body); err != nil {
 			return err
 		}

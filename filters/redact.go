@@ -3,10 +3,10 @@ package filters
 import (
 	"context"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	"github.com/switchyard/switchyard/apischema/openai"
-	apiresponses "github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/redact"
 )
@@ -24,11 +24,11 @@ type Redaction struct {
 
 // textOf are the members of each API's request that hold its text.
 var textOf = map[policy.API][]jsonform.Pattern{
-	policy.APIChatCompletions: openai.ChatText,
-	policy.APIEmbeddings:      openai.EmbeddingsText,
-	policy.APIMessages:        anthropic.MessagesText,
-	policy.APICountTokens:     anthropic.MessagesText,
-	policy.APIResponses:       apiresponses.RequestText,
+	policy.APIChatCompletions: openaiapi.ChatText,
+	policy.APIEmbeddings:      openaiapi.EmbeddingsText,
+	policy.APIMessages:        anthropicapi.MessagesText,
+	policy.APICountTokens:     anthropicapi.MessagesText,
+	policy.APIResponses:       responsesapi.RequestText,
 }
 
 // redaction is the redact option that applies to x: its caller's

@@ -13,16 +13,17 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
-	"github.com/switchyard/switchyard/state/cache"
+	"github.com/switchyard/switchyard/state/answercache"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/store"
 )
 
-// Order returns a filter's position in a chain: configs/policy's filter
-// table fixes it, for every route.
+// Order returns a filter's position in a chain: its declaration fixes it,
+// for every route.
 func Order(name string) int { return policy.FilterOrder(name) }
 
 // Deps are the shared services a filter may use, set at construction.
@@ -52,6 +53,10 @@ type Deps struct {
 	// traffic, shared across replicas; it outlives policy reloads. Nil:
 	// the classifier's shipped calibration.
 	Calibration *calibration.Calibrator
+	// Priors learns the domain priors of routes with routing.learn, from
+	// the verdicts on their weak answers, shared across replicas; it
+	// outlives policy reloads. Nil: no route learns.
+	Priors *priors.Learner
 	// Ledger writes usage records to the database, off the request path;
 	// it outlives policy reloads. Nil in tools that only validate.
 	Ledger *ledger.Writer
@@ -60,7 +65,7 @@ type Deps struct {
 	Events *events.Publisher
 	// Answers is the response cache's layer shared by the replicas
 	// (Redis); nil without Redis, when each replica's memory is the cache.
-	Answers *cache.Shared
+	Answers *answercache.Shared
 	// Alerts announces budget thresholds crossed (state/events); nil when
 	// events are off.
 	Alerts *events.Alerter
@@ -135,10 +140,10 @@ var (
 )
 
 // Register makes a filter available to policies. Filter packages call it
-// from init; the name must be in configs/policy's filter table.
+// from init; the name must have a declaration in filters/specs.
 func Register(name string, f Factory) {
 	if !policy.KnownFilter(name) {
-		panic("filters: " + name + " is not in configs/policy's filter table")
+		panic("filters: " + name + " has no declaration in filters/specs")
 	}
 	regMu.Lock()
 	defer regMu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
@@ -36,8 +36,8 @@ type Labels struct {
 
 // tagsInvalid is the refusal of a request's tags or session, naming the
 // header or field.
-func tagsInvalid(param, format string, args ...any) *openai.Error {
-	return Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_tags", format, args...).WithParam(param)
+func tagsInvalid(param, format string, args ...any) *openaiapi.Error {
+	return Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_tags", format, args...).WithParam(param)
 }
 
 // ParseTags reads an x-switchyard-tags value, "key=value,key=value", into
@@ -51,7 +51,7 @@ func ParseTags(v string) (map[string]string, error) {
 		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
 		switch {
 		case !ok:
-			return nil, tagsInvalid(HeaderTags, "%s: %q is not key=value", HeaderTags, openai.Clip(strings.TrimSpace(entry)))
+			return nil, tagsInvalid(HeaderTags, "%s: %q is not key=value", HeaderTags, openaiapi.Clip(strings.TrimSpace(entry)))
 		}
 		if _, dup := tags[k]; dup {
 			return nil, tagsInvalid(HeaderTags, "%s: tag %s is given twice", HeaderTags, k)
@@ -121,7 +121,7 @@ func mergeTags(base, over map[string]string) map[string]string {
 // takeMetadataTags adds the body's metadata to the request's tags, on a
 // route that takes them (tags_from_metadata): over the key's, under the
 // header's. A tag policy.TagProblem refuses is refused naming the field.
-func (x *Exchange) takeMetadataTags(meta map[string]string) *openai.Error {
+func (x *Exchange) takeMetadataTags(meta map[string]string) *openaiapi.Error {
 	if len(meta) == 0 {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (x *Exchange) takeMetadataTags(meta map[string]string) *openai.Error {
 // besides user_id (the end user's, not a tag), read from its body: the
 // request type holds user_id alone, so that the routes that take no tags
 // decode nothing more. Each must be a string.
-func messagesMetadataTags(body []byte) (map[string]string, *openai.Error) {
+func messagesMetadataTags(body []byte) (map[string]string, *openaiapi.Error) {
 	raw, found, err := jsonform.Member(body, "metadata")
 	if err != nil || !found {
 		return nil, nil // the request parsed: no metadata
@@ -158,7 +158,7 @@ func messagesMetadataTags(body []byte) (map[string]string, *openai.Error) {
 		}
 		var s string
 		if json.Unmarshal(v, &s) != nil {
-			return nil, tagsInvalid("metadata", "metadata.%s: a tag's value must be a string", openai.Clip(k))
+			return nil, tagsInvalid("metadata", "metadata.%s: a tag's value must be a string", openaiapi.Clip(k))
 		}
 		if tags == nil {
 			tags = map[string]string{}

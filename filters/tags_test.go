@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
@@ -40,7 +40,7 @@ func TestParseTags(t *testing.T) {
 			t.Parallel()
 			got, err := ParseTags(tt.in)
 			if tt.wantErr != "" {
-				var e *openai.Error
+				var e *openaiapi.Error
 				if !errors.As(err, &e) || e.Status != 400 || e.Param != HeaderTags || !strings.Contains(e.Message, tt.wantErr) {
 					t.Fatalf("ParseTags(%q) = %v, want a 400 naming %s with %q", tt.in, err, HeaderTags, tt.wantErr)
 				}
@@ -139,7 +139,7 @@ func TestLabels(t *testing.T) {
 			t.Parallel()
 			x, err := tagged(t, tt.route, tt.body, tt.tags, tt.session)
 			if tt.wantParam != "" {
-				var e *openai.Error
+				var e *openaiapi.Error
 				if !errors.As(err, &e) || e.Status != 400 || e.Param != tt.wantParam {
 					t.Fatalf("got %v, want a 400 naming %s", err, tt.wantParam)
 				}
@@ -199,7 +199,7 @@ func FuzzParseTags(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		tags, err := ParseTags(in)
 		if err != nil {
-			var e *openai.Error
+			var e *openaiapi.Error
 			if !errors.As(err, &e) || e.Param != HeaderTags {
 				t.Fatalf("ParseTags(%q): %v, not a refusal naming the header", in, err)
 			}

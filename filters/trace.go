@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // Trace is what the gateway notes about one exchange for its trace, while
@@ -49,7 +51,7 @@ func NewTrace(parent, span trace.SpanContext, tracer trace.Tracer) *Trace {
 // Step is one filter hook's run, timed.
 type Step struct {
 	Filter string
-	Phase  Phase
+	Phase  filterspec.Phase
 	// Attempt numbers the attempt of an attempt hook, 0 otherwise.
 	Attempt    int
 	Start, End time.Time
@@ -156,7 +158,7 @@ func (t *Trace) clock() time.Time {
 
 // record ends the step of filter f's hook begun at start, with the notes
 // taken meanwhile.
-func (t *Trace) record(f any, p Phase, attempt int, start time.Time, err error) {
+func (t *Trace) record(f any, p filterspec.Phase, attempt int, start time.Time, err error) {
 	if t == nil {
 		return
 	}

@@ -30,10 +30,22 @@ func filterOf(pkg string) string {
 		return ""
 	}
 	name, _, _ := strings.Cut(rest, "/")
-	if name == "all" {
+	if name == "all" || isDeclaration(pkg) {
 		return ""
 	}
 	return name
+}
+
+// isDeclaration reports whether a package only declares filters
+// (filters/filterspec): the vocabulary, the list of declarations, or one
+// filter's declaration (filters/<name>/<name>spec). Declarations link no
+// behaviour, so the policy's validation (configs, xds) may link them.
+func isDeclaration(pkg string) bool {
+	if pkg == "filters/filterspec" || pkg == "filters/specs" {
+		return true
+	}
+	parts := strings.Split(pkg, "/")
+	return len(parts) == 3 && parts[0] == "filters" && parts[2] == parts[1]+"spec"
 }
 
 func under(pkg string, roots ...string) bool {
@@ -55,7 +67,16 @@ func violations(graph map[string][]string) []string {
 			if f, g := filterOf(pkg), filterOf(imp); f != "" && g != "" && f != g {
 				out = append(out, pkg+" imports "+imp+": a filter never imports a sibling filter; move what both need below the filters (state/, apischema/, translator/, redact/)")
 			}
-			if imp == extProcProto && !under(pkg, "extproc/server", "extproc/app") {
+			if isDeclaration(pkg) && under(imp, "filters") && !isDeclaration(imp) {
+				out = append(out, pkg+" imports "+imp+": a filter's declaration links no filter's behaviour")
+			}
+			if under(pkg, "state", "translator", "apischema") && under(imp, "filters", "extproc") {
+				out = append(out, pkg+" imports "+imp+": the services and wire types below the filters never import a filter or the ext_proc server")
+			}
+			if under(pkg, "cmd") && under(imp, "e2e") {
+				out = append(out, pkg+" imports "+imp+": a command never imports the tests' code; share it through a package of its own (stack/)")
+			}
+			if imp == extProcProto && !under(pkg, "extproc/server", "extproc/extprocapp") {
 				out = append(out, pkg+" imports the ext_proc protobufs: only extproc/server (and its wiring) speaks them")
 			}
 		}
@@ -66,8 +87,8 @@ func violations(graph map[string][]string) []string {
 		}
 		for _, dep := range closure(graph, pkg) {
 			switch {
-			case under(dep, "filters"):
-				out = append(out, pkg+" depends on "+dep+": configs and xds never link a filter")
+			case under(dep, "filters") && !isDeclaration(dep):
+				out = append(out, pkg+" depends on "+dep+": configs and xds never link a filter, only filters' declarations")
 			case slices.ContainsFunc(drivers, func(d string) bool { return under(dep, d) }):
 				out = append(out, pkg+" depends on "+dep+": configs and xds never link a database or Redis driver")
 			}
@@ -117,18 +138,40 @@ func TestRulesCatchEachViolation(t *testing.T) {
 			graph: map[string][]string{"configs/policy": {"filters/router/health"}},
 			want:  "configs/policy depends on filters/router/health"},
 		{name: "xds links a driver through a service",
-			graph: map[string][]string{"xds/app": {"filters"}, "filters": {"state/store"}, "state/store": {"github.com/redis/go-redis/v9"}},
-			want:  "xds/app depends on filters"},
+			graph: map[string][]string{"xds/xdsapp": {"filters"}, "filters": {"state/store"}, "state/store": {"github.com/redis/go-redis/v9"}},
+			want:  "xds/xdsapp depends on filters"},
 		{name: "xds links a database driver",
-			graph: map[string][]string{"xds/app": {"state/ledger"}, "state/ledger": {"github.com/jackc/pgx/v5"}},
-			want:  "xds/app depends on github.com/jackc/pgx/v5"},
+			graph: map[string][]string{"xds/xdsapp": {"state/ledger"}, "state/ledger": {"github.com/jackc/pgx/v5"}},
+			want:  "xds/xdsapp depends on github.com/jackc/pgx/v5"},
 		{name: "a filter speaks ext_proc",
 			graph: map[string][]string{"filters/router": {extProcProto}},
 			want:  "filters/router imports the ext_proc protobufs"},
+		{name: "a service imports a filter",
+			graph: map[string][]string{"state/health": {"filters/router"}},
+			want:  "state/health imports filters/router"},
+		{name: "a translator imports the chain",
+			graph: map[string][]string{"translator/gemini": {"filters"}},
+			want:  "translator/gemini imports filters"},
+		{name: "a wire type imports the ext_proc server",
+			graph: map[string][]string{"apischema/openai": {"extproc/server"}},
+			want:  "apischema/openai imports extproc/server"},
+		{name: "a command imports the e2e harness",
+			graph: map[string][]string{"cmd/devstack": {"e2e/harness"}},
+			want:  "cmd/devstack imports e2e/harness"},
+		{name: "a command runs the stack",
+			graph: map[string][]string{"cmd/devstack": {"stack", "providersim"}, "stack": {"providersim", "configs/policy"}}},
+		{name: "a declaration imports behaviour",
+			graph: map[string][]string{"filters/quota/quotaspec": {"filters"}},
+			want:  "filters/quota/quotaspec imports filters"},
+		{name: "xds links declarations",
+			graph: map[string][]string{"xds/xdsapp": {"configs/policy"}, "configs/policy": {"filters/specs"}, "filters/specs": {"filters/quota/quotaspec", "filters/filterspec"}, "filters/quota/quotaspec": {"filters/filterspec"}}},
+		{name: "configs links a filter through a declaration",
+			graph: map[string][]string{"configs/policy": {"filters/specs"}, "filters/specs": {"filters/quota"}},
+			want:  "configs/policy depends on filters/quota"},
 		{name: "a filter uses services and its own subpackage",
 			graph: map[string][]string{"filters/router": {"filters/router/complexity", "state/health", "filters"}, "filters/all": {"filters/router", "filters/auth"}}},
 		{name: "the server speaks ext_proc",
-			graph: map[string][]string{"extproc/server": {extProcProto}, "extproc/app": {extProcProto, "github.com/redis/go-redis/v9"}}},
+			graph: map[string][]string{"extproc/server": {extProcProto}, "extproc/extprocapp": {extProcProto, "github.com/redis/go-redis/v9"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,7 +193,7 @@ func TestTreeKeepsTheRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(graph["extproc/server"]) == 0 || len(graph["xds/app"]) == 0 {
+	if len(graph["extproc/server"]) == 0 || len(graph["xds/xdsapp"]) == 0 {
 		t.Fatalf("the graph misses known packages: %d packages read", len(graph))
 	}
 	for _, v := range violations(graph) {

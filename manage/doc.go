@@ -11,6 +11,8 @@
 //     that every replica sees a change at once. A secret is returned once,
 //     by issue and rotate, and never stored, listed or logged.
 //   - [SetDrill] starts and ends fault drills on every replica.
+//   - [Domains] and [ResetDomain] show and reset what the routes that
+//     learn domain priors know of a tenant's domains (state/priors).
 //
 // Refusals are *openai.Error values, which both surfaces render in their
 // own way. Auditing stays with the surfaces: they know who acted.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/store"
@@ -16,7 +16,7 @@ import (
 // replica only, as in tests); mon, when set, applies it here at once.
 func SetDrill(ctx context.Context, p *policy.Policy, board store.HealthBoard, mon *health.Monitor, provider string, down bool) error {
 	if provider != health.AllProviders && p.Provider(provider) == nil {
-		return openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_provider",
+		return openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_provider",
 			"no provider %q; use a provider of the policy or \"all\"", provider).WithParam("provider")
 	}
 	if board != nil {
@@ -27,7 +27,7 @@ func SetDrill(ctx context.Context, p *policy.Policy, board store.HealthBoard, mo
 			err = board.ClearDrill(ctx, provider)
 		}
 		if err != nil {
-			return openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "store_unavailable",
+			return openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServer, "store_unavailable",
 				"the drill could not be shared with the other replicas: the store is unavailable")
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/store"
@@ -51,7 +51,7 @@ providers:
 		t.Errorf("up: here %v, shared %v", here, shared)
 	}
 	err = SetDrill(ctx, p, board, mon, "nobody", true)
-	if e, ok := err.(*openai.Error); !ok || e.Status != 404 || e.Code != "unknown_provider" {
+	if e, ok := err.(*openaiapi.Error); !ok || e.Status != 404 || e.Code != "unknown_provider" {
 		t.Errorf("unknown provider: %v", err)
 	}
 	if here, shared := drilled(); here || len(shared) != 0 {

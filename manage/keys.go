@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -86,11 +86,11 @@ const (
 )
 
 func badKey(param, format string, args ...any) error {
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_key_request", format, args...).WithParam(param)
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_key_request", format, args...).WithParam(param)
 }
 
 func storeDown() error {
-	return openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "store_unavailable",
+	return openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServer, "store_unavailable",
 		"the key store is unavailable; nothing was changed").WithHeader("retry-after", "1")
 }
 
@@ -113,7 +113,7 @@ func TenantNamed(p *policy.Policy, name string) *policy.Tenant {
 }
 
 func unknownTenant(name string) error {
-	return openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_tenant", "no tenant %q in the policy", name).WithParam("tenant")
+	return openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_tenant", "no tenant %q in the policy", name).WithParam("tenant")
 }
 
 // record validates a key request against the policy and builds its record.
@@ -236,7 +236,7 @@ func IssueKey(ctx context.Context, ring store.KeyRing, p *policy.Policy, req Key
 		return Key{}, err
 	}
 	if len(live) > 0 || policyKeyNamed(TenantNamed(p, rec.Tenant), rec.Name) != nil {
-		return Key{}, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "key_exists",
+		return Key{}, openaiapi.Errorf(http.StatusConflict, openaiapi.TypeInvalidRequest, "key_exists",
 			"tenant %s already has a key named %q; rotate it, or revoke it first", rec.Tenant, rec.Name).WithParam("name")
 	}
 	return put(ctx, ring, rec)
@@ -347,7 +347,7 @@ func named(ctx context.Context, ring store.KeyRing, p *policy.Policy, tenant, na
 	)
 	for _, t := range tenants {
 		if policyKeyNamed(t, name) != nil {
-			return nil, nil, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "policy_key",
+			return nil, nil, openaiapi.Errorf(http.StatusConflict, openaiapi.TypeInvalidRequest, "policy_key",
 				"key %q of tenant %s is defined in the policy; change or remove it there", name, t.Name)
 		}
 		live, err := liveNamed(ctx, ring, t.Name, name)
@@ -361,9 +361,9 @@ func named(ctx context.Context, ring store.KeyRing, p *policy.Policy, tenant, na
 	}
 	switch {
 	case len(holders) == 0:
-		return nil, nil, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_key", "no live key named %q", name)
+		return nil, nil, openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_key", "no live key named %q", name)
 	case len(holders) > 1:
-		return nil, nil, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "ambiguous_key_name",
+		return nil, nil, openaiapi.Errorf(http.StatusConflict, openaiapi.TypeInvalidRequest, "ambiguous_key_name",
 			"tenants %s each have a key named %q; add ?tenant=", strings.Join(holders, ", "), name)
 	}
 	return found, recs, nil

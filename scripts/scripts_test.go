@@ -242,3 +242,31 @@ func TestFuzzSmokeRetriesOnlyTheDeadlineRace(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitMsg: the hook takes a subject of 72 characters, comments and
+// all, and refuses 73.
+func TestCommitMsg(t *testing.T) {
+	hook := filepath.Join(repoRoot(t), "scripts", "commit-msg")
+	tests := []struct {
+		name    string
+		msg     string
+		wantErr bool
+	}{
+		{"72 characters", strings.Repeat("x", 72) + "\n\nThe why.\n", false},
+		{"73 characters", strings.Repeat("x", 73) + "\n", true},
+		{"a comment before the subject", "# Please enter the commit message\n" + strings.Repeat("é", 72) + "\n", false},
+		{"the body may be long", "Short\n\n" + strings.Repeat("y", 200) + "\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "COMMIT_EDITMSG")
+			if err := os.WriteFile(f, []byte(tt.msg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(hook, f).CombinedOutput()
+			if (err != nil) != tt.wantErr {
+				t.Errorf("hook: %v, %s; want an error: %v", err, out, tt.wantErr)
+			}
+		})
+	}
+}

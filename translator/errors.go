@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // StatusOverloaded is Anthropic's non-standard "overloaded" status.
@@ -33,13 +33,13 @@ func ClientStatus(status int) int {
 func ErrorType(status int) string {
 	switch status {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusConflict:
-		return openai.TypeInvalidRequest
+		return openaiapi.TypeInvalidRequest
 	case http.StatusTooManyRequests:
-		return openai.TypeRateLimit
+		return openaiapi.TypeRateLimit
 	case http.StatusServiceUnavailable:
-		return openai.TypeServiceUnavailable
+		return openaiapi.TypeServiceUnavailable
 	default:
-		return openai.TypeUpstream
+		return openaiapi.TypeUpstream
 	}
 }
 
@@ -47,9 +47,9 @@ func ErrorType(status int) string {
 // provider's message is kept where it helps the client fix its request
 // (4xx about the request, rate limits) and scrubbed of anything that looks
 // like a credential; elsewhere a plain message replaces it.
-func UpstreamError(provider string, status int, message, code string) *openai.Error {
+func UpstreamError(provider string, status int, message, code string) *openaiapi.Error {
 	cs := ClientStatus(status)
-	e := &openai.Error{Status: cs, Type: ErrorType(cs), Code: code}
+	e := &openaiapi.Error{Status: cs, Type: ErrorType(cs), Code: code}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Message = "provider " + provider + " refused the gateway's credentials"
@@ -76,8 +76,8 @@ func UpstreamError(provider string, status int, message, code string) *openai.Er
 }
 
 // GarbageError is the envelope for a provider answer that cannot be read.
-func GarbageError(provider, what string) *openai.Error {
-	return openai.Errorf(http.StatusBadGateway, openai.TypeUpstream, "upstream_invalid_response",
+func GarbageError(provider, what string) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadGateway, openaiapi.TypeUpstream, "upstream_invalid_response",
 		"provider %s returned an invalid response: %s", provider, what)
 }
 
@@ -94,7 +94,7 @@ func Scrub(s string) string {
 
 // ReadError reads back an error envelope a chat translator wrote, for a
 // route that renders errors in another API's envelope.
-func ReadError(status int, body []byte) *openai.Error {
+func ReadError(status int, body []byte) *openaiapi.Error {
 	var env struct {
 		Error struct {
 			Message string  `json:"message"`
@@ -103,7 +103,7 @@ func ReadError(status int, body []byte) *openai.Error {
 			Code    *string `json:"code"`
 		} `json:"error"`
 	}
-	e := &openai.Error{Status: status, Type: ErrorType(status), Message: http.StatusText(status)}
+	e := &openaiapi.Error{Status: status, Type: ErrorType(status), Message: http.StatusText(status)}
 	if json.Unmarshal(body, &env) == nil && env.Error.Message != "" {
 		e.Type, e.Message = env.Error.Type, env.Error.Message
 		if env.Error.Code != nil {
@@ -120,13 +120,13 @@ func ReadError(status int, body []byte) *openai.Error {
 // error event keeps its kind when another API renders it.
 func StatusOf(typ string) int {
 	switch typ {
-	case openai.TypeInvalidRequest:
+	case openaiapi.TypeInvalidRequest:
 		return http.StatusBadRequest
-	case openai.TypeRateLimit, openai.TypeInsufficientQuota:
+	case openaiapi.TypeRateLimit, openaiapi.TypeInsufficientQuota:
 		return http.StatusTooManyRequests
-	case openai.TypeServiceUnavailable:
+	case openaiapi.TypeServiceUnavailable:
 		return http.StatusServiceUnavailable
-	case openai.TypeAuthentication:
+	case openaiapi.TypeAuthentication:
 		return http.StatusUnauthorized
 	}
 	return http.StatusBadGateway

@@ -1,12 +1,12 @@
 package translator
 
-import "github.com/switchyard/switchyard/apischema/openai"
+import "github.com/switchyard/switchyard/apischema/openaiapi"
 
 // LeadingSystem counts the system and developer messages that open a
 // conversation. Providers with one system prompt at the start (Anthropic's
 // system, Gemini's systemInstruction) take those; a later one would change
 // place if hoisted there, before turns it followed.
-func LeadingSystem(msgs []openai.Message) int {
+func LeadingSystem(msgs []openaiapi.Message) int {
 	n := 0
 	for n < len(msgs) && IsSystem(msgs[n].Role) {
 		n++

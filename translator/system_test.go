@@ -3,7 +3,7 @@ package translator
 import (
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 func TestLeadingSystem(t *testing.T) {
@@ -22,7 +22,7 @@ func TestLeadingSystem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			msgs := make([]openai.Message, len(tt.roles))
+			msgs := make([]openaiapi.Message, len(tt.roles))
 			for i, r := range tt.roles {
 				msgs[i].Role = r
 			}

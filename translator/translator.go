@@ -7,7 +7,7 @@ package translator
 import (
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
@@ -18,7 +18,7 @@ type Translator interface {
 	// Request translates the client's chat request for the provider. raw is
 	// the client's body, for translators that patch rather than rebuild it.
 	// A request the provider cannot honour is refused with a 400.
-	Request(req *openai.ChatRequest, raw []byte) (Upstream, *openai.Error)
+	Request(req *openaiapi.ChatRequest, raw []byte) (Upstream, *openaiapi.Error)
 	// IsStream reports whether a response with this status and headers is
 	// an event stream to be translated chunk by chunk.
 	IsStream(status int, h Headers) bool
@@ -33,7 +33,7 @@ type Translator interface {
 	// status and headers (retry-after) the client gets.
 	Complete(status int, h Headers, body []byte) Result
 	// Usage returns the usage seen so far and whether any was reported.
-	Usage() (openai.Usage, bool)
+	Usage() (openaiapi.Usage, bool)
 }
 
 // Target is what a translator needs to know about one attempt.
@@ -102,7 +102,7 @@ type Result struct {
 }
 
 // ErrorResult is the Result of an error envelope, with its headers.
-func ErrorResult(e *openai.Error) Result {
+func ErrorResult(e *openaiapi.Error) Result {
 	r := Result{Status: e.Status, Body: e.Body()}
 	for k, v := range e.Headers {
 		r.Header = append(r.Header, Header{Key: k, Value: v})
@@ -132,9 +132,9 @@ func (h Headers) Get(key string) string {
 type ChatEvent struct {
 	Choices []struct {
 		Delta struct {
-			Content   *string           `json:"content"`
-			Refusal   *string           `json:"refusal"`
-			ToolCalls []openai.ToolCall `json:"tool_calls"`
+			Content   *string              `json:"content"`
+			Refusal   *string              `json:"refusal"`
+			ToolCalls []openaiapi.ToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -147,11 +147,11 @@ type ChatEvent struct {
 
 // Err is the refusal an error event stands for, with the status its type
 // stands for; nil for a chunk.
-func (ev *ChatEvent) Err() *openai.Error {
+func (ev *ChatEvent) Err() *openaiapi.Error {
 	if ev.Error == nil {
 		return nil
 	}
-	e := &openai.Error{Status: StatusOf(ev.Error.Type), Type: ev.Error.Type, Message: ev.Error.Message}
+	e := &openaiapi.Error{Status: StatusOf(ev.Error.Type), Type: ev.Error.Type, Message: ev.Error.Message}
 	if ev.Error.Code != nil {
 		e.Code = *ev.Error.Code
 	}
@@ -162,13 +162,13 @@ func (ev *ChatEvent) Err() *openai.Error {
 // are numbered (the Responses API's sequence_number): it renders the error
 // event that ends a stream the gateway breaks off, numbered next.
 type ErrorEventer interface {
-	ErrorEvent(e *openai.Error) []byte
+	ErrorEvent(e *openaiapi.Error) []byte
 }
 
 // Embedder is the optional power of a translator to translate embeddings.
 type Embedder interface {
 	// EmbeddingsRequest translates the client's embeddings request.
-	EmbeddingsRequest(req *openai.EmbeddingsRequest, raw []byte) (Upstream, *openai.Error)
+	EmbeddingsRequest(req *openaiapi.EmbeddingsRequest, raw []byte) (Upstream, *openaiapi.Error)
 	// EmbeddingsComplete translates the provider's whole response into an
 	// OpenAI embeddings list (floats, or base64 when the client asked for
 	// it) or an error envelope.

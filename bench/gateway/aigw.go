@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // The anchor: Envoy AI Gateway v1.1's data plane (its extproc and an Envoy
@@ -78,7 +78,7 @@ func startAIGW(extproc, envoy, dir, upstream, cpus string) (*aigw, error) {
 	}
 	argv := []string{"-c", filepath.Join(run, "envoy.yaml"), "--log-level", "warn", "--disable-hot-restart"}
 	if cpus != "" {
-		argv = append(argv, "--concurrency", strconv.Itoa(harness.CPUCount(cpus)))
+		argv = append(argv, "--concurrency", strconv.Itoa(stack.CPUCount(cpus)))
 	}
 	if a.envoy, err = pinnedCommand(cpus, filepath.Join(run, "envoy.log"), nil, envoy, argv...); err != nil {
 		a.stop()

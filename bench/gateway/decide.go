@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/routertest"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 // decisionTime is the production router's time per decision with 50
@@ -17,11 +18,11 @@ func decisionTime() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := router.NewRouter(p, p.Routes[0], nil, router.NewSticky(1000, time.Now))
+	r, err := router.NewRouter(p, p.Routes[0], nil, sticky.New(1000, time.Now))
 	if err != nil {
 		return 0, err
 	}
-	req, perr := openai.ParseChatRequest([]byte(`{"model":"auto","messages":[{"role":"user","content":"` + routertest.Prompt + `"}]}`))
+	req, perr := openaiapi.ParseChatRequest([]byte(`{"model":"auto","messages":[{"role":"user","content":"` + routertest.Prompt + `"}]}`))
 	if perr != nil {
 		return 0, perr
 	}

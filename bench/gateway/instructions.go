@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // Instruction counts are what Envoy's share of the core is judged by when
@@ -70,7 +70,7 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 	}
 	defer os.RemoveAll(dir)
 	under := []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "out.%p")}
-	o := harness.Options{EnvoyUnder: under, EnvoyReady: 5 * time.Minute}
+	o := stack.Options{EnvoyUnder: under, EnvoyReady: 5 * time.Minute}
 	if c.bound {
 		o.Overlay = map[string]string{"gateway.yaml": inFlightBound.ReplaceAllString(gw, "max_requests_in_flight: 1}")}
 	}
@@ -78,7 +78,7 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 		// The hop's Envoy is counted; the stack only serves its simulator.
 		o.EnvoyUnder, o.EnvoyReady = nil, 0
 	}
-	s, err := harness.Start(context.Background(), o)
+	s, err := stack.Start(context.Background(), o)
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +87,7 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 	pid := s.PID("envoy-0")
 	switch {
 	case c.plain:
-		envoy, err := harness.FindEnvoy(mustRoot())
+		envoy, err := stack.FindEnvoy(mustRoot())
 		if err != nil {
 			return 0, err
 		}

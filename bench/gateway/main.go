@@ -30,9 +30,10 @@ import (
 	"sync"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 const section = "gateway-overhead"
@@ -85,7 +86,7 @@ const idleWait = 3 * time.Second
 // warm-up as the node's, under the names "apart envoy", "apart extproc"
 // and "apart xds".
 func idleApart(ctx context.Context, cpus string) (map[string]memory, error) {
-	s, err := harness.Start(ctx, harness.Options{CPUs: cpus})
+	s, err := stack.Start(ctx, stack.Options{CPUs: cpus})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func run(write string, n1, n64 int) error {
 	}
 	// The gateway as make run starts it: the control plane and ext_proc
 	// in one process (cmd/node).
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true})
+	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true})
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,7 @@ func run(write string, n1, n64 int) error {
 	if err := unlimitedQuota(s); err != nil {
 		return err
 	}
-	envoy, err := harness.FindEnvoy(mustRoot())
+	envoy, err := stack.FindEnvoy(mustRoot())
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func run(write string, n1, n64 int) error {
 		{t: target{name: "gateway", url: gw, body: body, auth: "Bearer sk-local-demo"}, stream: target{url: gw, body: stream, auth: "Bearer sk-local-demo"},
 			pids: []int{s.PID("envoy-0"), s.PID("extproc-0"), s.PID("redis")}},
 	}
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), GoVersion: runtime.Version(), Pinned: pin.describe(), Load: loadAverage()}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Pinned: pin.describe(), Load: loadAverage()}
 	var anchor *aigw
 	if bin := os.Getenv(aigwEnv); bin == "" {
 		r.AnchorSkipped = aigwEnv + " not set"
@@ -379,7 +380,7 @@ func run(write string, n1, n64 int) error {
 	r.render(&out)
 	fmt.Print(out.String())
 	if write != "" {
-		if err := docs.WriteSection(write, section, out.String()); err != nil {
+		if err := benchdoc.WriteSection(write, section, out.String()); err != nil {
 			return err
 		}
 	}
@@ -401,7 +402,7 @@ func gatewayCounters(url string) (messages, trips, onPath float64, err error) {
 }
 
 func mustRoot() string {
-	root, err := harness.ModuleRoot()
+	root, err := stack.ModuleRoot()
 	if err != nil {
 		panic(err)
 	}
@@ -505,7 +506,7 @@ const benchModel = "gpt-4o-mini"
 
 // unlimitedQuota makes the simulated openai report a rate-limit quota that
 // never runs out (providersim.Plenty).
-func unlimitedQuota(s *harness.Stack) error {
+func unlimitedQuota(s *stack.Stack) error {
 	return s.Sim.SetFault("openai", providersim.Fault{QuotaRemaining: providersim.Plenty()})
 }
 

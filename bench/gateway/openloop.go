@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // openLoop sends t's request at rate per second for d whatever the
@@ -233,13 +233,13 @@ func holdAll(ctx context.Context, pin pinning, envoy, anchorBin string) ([]heldS
 // bound on requests in flight raised above openStreams (configs/local's is
 // set for a simulator that answers at once), warms it up, and makes its
 // simulated openai stream slowly; it returns the slow streamed request.
-func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*harness.Stack, target, error) {
+func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*stack.Stack, target, error) {
 	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
 	if err != nil {
 		return nil, target{}, err
 	}
 	raised := inFlightBound.ReplaceAllString(string(gw), fmt.Sprintf("max_requests_in_flight: %d}", 4*openStreams))
-	s, err := harness.Start(ctx, harness.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
+	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
 	if err != nil {
 		return nil, target{}, err
 	}
@@ -254,7 +254,7 @@ func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*h
 
 // warmStreams sends t's streams at full speed, then makes s's simulated
 // openai stream slowly.
-func warmStreams(s *harness.Stack, t target) error {
+func warmStreams(s *stack.Stack, t target) error {
 	if err := unlimitedQuota(s); err != nil {
 		return err
 	}

@@ -16,10 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/providersim"
+	"github.com/switchyard/switchyard/stack"
 )
 
 const overloadSection = "gateway-overload"
@@ -83,11 +83,11 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 		{"shipped (configs/local: " + inFlightBound.FindString(string(gw)), ""},
 		{"the default bound (" + defaultBound, unbounded},
 	} {
-		o := harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs}
+		o := stack.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs}
 		if c.gateway != "" {
 			o.Overlay = map[string]string{"gateway.yaml": c.gateway}
 		}
-		s, err := harness.Start(ctx, o)
+		s, err := stack.Start(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 		runs = append(runs, run...)
 	}
 	one := inFlightBound.ReplaceAllString(string(gw), "max_requests_in_flight: 1}")
-	refusal, err := refusalCost(harness.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": one}})
+	refusal, err := refusalCost(stack.Options{CPUs: pin.paths, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": one}})
 	if err != nil {
 		return fmt.Errorf("refusal cost: %w", err)
 	}
@@ -108,7 +108,7 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 	if write == "" {
 		return nil
 	}
-	return docs.WriteSection(write, overloadSection, out)
+	return benchdoc.WriteSection(write, overloadSection, out)
 }
 
 // overloadConfig floods one running configuration. The first measures
@@ -116,7 +116,7 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 // straight as a control: where the control is not served in full, the
 // client (or the simulator) could not keep up, and the gateway's rows
 // measure the client as much as the gateway.
-func overloadConfig(s *harness.Stack, first bool, capacity *float64, d, timeout time.Duration, config string) ([]overloadRun, error) {
+func overloadConfig(s *stack.Stack, first bool, capacity *float64, d, timeout time.Duration, config string) ([]overloadRun, error) {
 	if err := unlimitedQuota(s); err != nil {
 		return nil, err
 	}
@@ -158,8 +158,8 @@ type cost struct{ envoy, extproc time.Duration }
 // of 64 clients (connections kept) for 3 s. However early the refusal, it
 // is the ceiling of goodput under a flood: at 4× capacity, the refusals of
 // three requests in four share the core with the requests served.
-func refusalCost(o harness.Options) (cost, error) {
-	s, err := harness.Start(context.Background(), o)
+func refusalCost(o stack.Options) (cost, error) {
+	s, err := stack.Start(context.Background(), o)
 	if err != nil {
 		return cost{}, err
 	}
@@ -215,7 +215,7 @@ func refusalCost(o harness.Options) (cost, error) {
 
 var inFlightBound = regexp.MustCompile(`max_requests_in_flight: \d+\}`)
 
-func gatewayTarget(s *harness.Stack) target {
+func gatewayTarget(s *stack.Stack) target {
 	return target{name: "gateway", url: s.URL + "/v1/chat/completions", body: []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`), auth: "Bearer sk-local-demo"}
 }
 
@@ -240,7 +240,7 @@ func measureCapacity(t target) (float64, error) {
 
 // floodAll floods s at 2× and 4× capacity, then checks that it serves
 // the model named 5 s later.
-func floodAll(s *harness.Stack, t target, capacity float64, d, timeout time.Duration, config string) (overloadRun, error) {
+func floodAll(s *stack.Stack, t target, capacity float64, d, timeout time.Duration, config string) (overloadRun, error) {
 	run := overloadRun{config: config, failures: map[string]int{}}
 	for _, f := range []float64{2, 4} {
 		time.Sleep(2 * time.Second)
@@ -344,7 +344,7 @@ func flood(t target, factor, rate float64, d, timeout time.Duration, extproc int
 // openaiState sums up openai's entry in the admin API's provider list:
 // its breaker, its health and the bench model's, to tell whether the
 // flood was blamed on it.
-func openaiState(s *harness.Stack) string {
+func openaiState(s *stack.Stack) string {
 	req, _ := http.NewRequest(http.MethodGet, s.URL+"/admin/providers", nil)
 	req.Header.Set("Authorization", "Bearer sk-local-admin")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -409,7 +409,7 @@ func renderOverload(capacity float64, refusal cost, d, timeout time.Duration, ex
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## Overload (`make overload`)\n\n")
 	p("%s, %s, %s. The gateway as `make bench` runs it (%s). Capacity: a closed loop of 64 clients for 3 s. Then an open-loop flood for %s at 2× and at 4× that rate, each request given %s to finish, as a client that gives up would. Goodput is the requests answered 200 within that time, per second. The client keeps its connections (up to 4,096 idle) and opens more as it needs them.\n\n",
-		time.Now().UTC().Format("2006-01-02"), docs.Machine(), runtime.Version(), pin.describe(), d, timeout)
+		time.Now().UTC().Format("2006-01-02"), benchdoc.Machine(), runtime.Version(), pin.describe(), d, timeout)
 	if len(extprocArgs) > 0 {
 		p("ext_proc ran with `%s`.\n\n", strings.Join(extprocArgs, " "))
 	}

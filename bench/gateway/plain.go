@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // plainEnvoy is the same Envoy binary as a bare reverse proxy in front of
@@ -68,7 +68,7 @@ static_resources:
 	}
 	argv := append(slices.Clone(under), envoy, "-c", path, "--log-level", "warn", "--disable-hot-restart")
 	if cpus != "" {
-		argv = append(append([]string{"taskset", "-c", cpus}, argv...), "--concurrency", strconv.Itoa(harness.CPUCount(cpus)))
+		argv = append(append([]string{"taskset", "-c", cpus}, argv...), "--concurrency", strconv.Itoa(stack.CPUCount(cpus)))
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log

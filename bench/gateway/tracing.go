@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // tracingSection is the part of docs/BENCHMARKS.md the tracing rows go to.
@@ -23,7 +24,7 @@ const tracingSection = "tracing-overhead"
 type tracedGateway struct {
 	name  string
 	ratio float64 // < 0: tracing off
-	s     *harness.Stack
+	s     *stack.Stack
 	col   *harness.Collector
 	t     target
 	pids  []int
@@ -58,7 +59,7 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 	}()
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
 	for _, g := range gws {
-		o := harness.Options{CPUs: pin.paths, Node: true}
+		o := stack.Options{CPUs: pin.paths, Node: true}
 		if g.ratio >= 0 {
 			dir, err := os.MkdirTemp("", "switchyard-bench-otelcol-")
 			if err != nil {
@@ -71,7 +72,7 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 			o.Overlay = map[string]string{"gateway.yaml": string(gw) +
 				"  tracing: {collector: \"" + g.col.GRPC + "\", sample_ratio: " + strconv.FormatFloat(g.ratio, 'f', -1, 64) + "}\n"}
 		}
-		if g.s, err = harness.Start(ctx, o); err != nil {
+		if g.s, err = stack.Start(ctx, o); err != nil {
 			return nil, err
 		}
 		if err := unlimitedQuota(g.s); err != nil {
@@ -169,7 +170,7 @@ func runTracing(write string, n1, n64 int) error {
 	if err != nil {
 		return err
 	}
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: docs.Machine(), Pinned: pin.describe()}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), Pinned: pin.describe()}
 	return writeTracing(write, r, pin, n1, n64)
 }
 
@@ -184,7 +185,7 @@ func writeTracing(write string, r result, pin pinning, n1, n64 int) error {
 	renderTracing(&out, r, gws)
 	fmt.Print(out.String())
 	if write != "" {
-		return docs.WriteSection(write, tracingSection, out.String())
+		return benchdoc.WriteSection(write, tracingSection, out.String())
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/bench/routing/routellm"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/router"
@@ -41,7 +41,7 @@ func TestCalibratedStrongShareOnEveryBenchmark(t *testing.T) {
 			learn, route = prompts, prompts
 		}
 		for _, share := range []float64{0.2, 0.4, 0.6} {
-			p, err := twoModelPolicy("", "{strong_share_max: "+ftoa(share)+", min_samples: 50}")
+			p, err := twoModelPolicy("auto: {strong_share_max: " + ftoa(share) + ", min_samples: 50}")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func strongShare(t *testing.T, r *router.Router, tenant *policy.Tenant, prompts 
 	t.Helper()
 	strong := 0
 	for i, prompt := range prompts {
-		req := &openai.ChatRequest{Model: "auto", Messages: []openai.Message{{Role: "user", Content: openai.Content{Text: prompt}}}}
+		req := &openaiapi.ChatRequest{Model: "auto", Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: prompt}}}}
 		d, e := r.Decide(&router.Query{Chat: req, Tenant: tenant})
 		if e != nil {
 			t.Fatalf("prompt %d: %v", i, e)

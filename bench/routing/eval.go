@@ -120,8 +120,7 @@ func bootstrap(held, length sweep.Scored, res *result) {
 		iv   *interval
 		vals []float64
 	}{{&res.APGR, apgr}, {&res.LengthAPGR, lapgr}, {&res.Gap, gap}, {&res.ShareCI, sh}, {&res.LengthShareCI, lsh}} {
-		slices.Sort(x.vals)
-		x.iv.Lo, x.iv.Hi = x.vals[len(x.vals)*25/1000], x.vals[len(x.vals)*975/1000-1]
+		x.iv.Lo, x.iv.Hi = percentile95(x.vals)
 	}
 }
 

@@ -1,10 +1,14 @@
 // Command routing measures how much the cost-optimized router saves on
 // RouteLLM's public router benchmarks (MT-Bench, GSM8K, MMLU) at 95 % of
 // the strong model's quality, next to random and longest-prompt-first
-// baselines, under a leave-one-benchmark-out protocol.
+// baselines, under a leave-one-benchmark-out protocol; then replays each
+// benchmark as an app's traffic through a route that learns domain
+// priors (routing.learn) from a simulated judge's verdicts.
 //
 //	go run ./bench/routing                             # print the report
 //	go run ./bench/routing -write docs/BENCHMARKS.md   # and update the doc
+//	go run ./bench/routing -part replay                # the replays only
+//	go run ./bench/routing -external DIR               # other public sets as training data
 //	go run ./bench/routing -update-model filters/router/complexity/model.json
 //
 // Run it from the repository root.
@@ -14,6 +18,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -22,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	docs "github.com/switchyard/switchyard/bench/report"
+	"github.com/switchyard/switchyard/bench/benchdoc"
 	"github.com/switchyard/switchyard/bench/routing/routellm"
 	"github.com/switchyard/switchyard/bench/routing/train"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -38,11 +43,17 @@ func main() {
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("routing", flag.ContinueOnError)
 	data := fs.String("data", "bench/routing/testdata/routellm", "RouteLLM evaluation data (verified against its SHA256SUMS)")
-	write := fs.String("write", "", "also write the report into this Markdown file, between the routing-eval markers")
+	write := fs.String("write", "", "also write the report into this Markdown file, each part between its own markers (routing-eval, routing-replay, routing-external)")
 	updateModel := fs.String("update-model", "", "train the production model on all three benchmarks and write it to this file")
 	updateCurve := fs.String("update-curve", "", "write the held-out quality curve (the worst benchmark's at each strong share) to this file")
+	part := fs.String("part", "all", "what to measure: eval (the classifier, held out), replay (the learning router's replays) or all")
+	external := fs.String("external", "", "instead, train the classifier also on the other public sets checked out in this directory (see docs/BENCHMARKS.md) and report what they change, held out")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	evalPart, replayPart := *part == "all" || *part == "eval", *part == "all" || *part == "replay"
+	if !evalPart && !replayPart {
+		return fmt.Errorf("-part %q: want eval, replay or all", *part)
 	}
 
 	sets, err := routellm.Load(*data)
@@ -57,49 +68,87 @@ func run(args []string, stdout io.Writer) error {
 		benches = append(benches, train.NewBenchmark(clean))
 	}
 
-	inSample, err := train.FitSelected(benches)
-	if err != nil {
-		return err
+	if *external != "" {
+		return runExternal(*external, benches, stdout, *write)
 	}
 	if *updateModel != "" {
+		inSample, err := train.FitSelected(benches)
+		if err != nil {
+			return err
+		}
 		return writeModel(*updateModel, inSample)
+	}
+	// Each benchmark is scored, and replayed, by the model trained on the
+	// other two.
+	loos := make([]*complexity.Model, len(benches))
+	for held := range benches {
+		if loos[held], err = train.FitSelected(without(benches, held)); err != nil {
+			return err
+		}
+	}
+	if evalPart || *updateCurve != "" {
+		r, err := evaluateAll(benches, loos, dropped)
+		if err != nil {
+			return err
+		}
+		if *updateCurve != "" {
+			return writeCurve(*updateCurve, r.Results)
+		}
+		if err := emit(stdout, *write, section, r.render); err != nil {
+			return err
+		}
+	}
+	if !replayPart {
+		return nil
+	}
+	r := replayReport{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Load: loadAverage()}
+	for held, b := range benches {
+		reps, err := replayBenchmark(b, loos[held])
+		if err != nil {
+			return err
+		}
+		r.Replays = append(r.Replays, reps...)
+	}
+	return emit(stdout, *write, replaySection, r.render)
+}
+
+// evaluateAll measures the classifier on each benchmark, held out.
+func evaluateAll(benches []train.Benchmark, loos []*complexity.Model, dropped []int) (report, error) {
+	inSample, err := train.FitSelected(benches)
+	if err != nil {
+		return report{}, err
 	}
 	shipped, err := complexity.DefaultModel()
 	if err != nil {
-		return err
+		return report{}, err
 	}
-
 	r := report{
 		Date:      time.Now().UTC().Format("2006-01-02"),
-		Machine:   docs.Machine(),
+		Machine:   benchdoc.Machine(),
 		GoVersion: runtime.Version(),
 		Stale:     !sameModel(shipped, inSample),
 		Load:      loadAverage(),
 	}
 	for held, b := range benches {
-		loo, err := train.FitSelected(without(benches, held))
+		res, err := evaluate(b, without(benches, held), loos[held], inSample)
 		if err != nil {
-			return err
-		}
-		res, err := evaluate(b, without(benches, held), loo, inSample)
-		if err != nil {
-			return err
+			return report{}, err
 		}
 		res.Dropped = dropped[held]
 		r.Results = append(r.Results, res)
 	}
+	return r, nil
+}
 
-	if *updateCurve != "" {
-		return writeCurve(*updateCurve, r.Results)
-	}
-
+// emit prints a report's section and, with a path, writes it there.
+func emit(stdout io.Writer, path, name string, render func(io.Writer)) error {
 	var out bytes.Buffer
-	r.render(&out)
+	render(&out)
 	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return err
 	}
-	if *write != "" {
-		return docs.WriteSection(*write, section, out.String())
+	if path != "" {
+		return benchdoc.WriteSection(path, name, out.String())
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters/router"
 	"github.com/switchyard/switchyard/filters/router/complexity"
@@ -17,15 +17,15 @@ import (
 // a prompt goes to the strong model exactly when its score is at least t.
 func twoModels(t float64) (*policy.Policy, error) {
 	t = min(max(t, 1e-6), 1-2e-6)
-	return twoModelPolicy(fmt.Sprintf("{medium_at: %.9f, complex_at: %.9f}", t, t+(1-t)/2), "")
+	return twoModelPolicy(fmt.Sprintf("complexity: {medium_at: %.9f, complex_at: %.9f}", t, t+(1-t)/2))
 }
 
-// twoModelPolicy is the benchmark's policy with the route's complexity
-// thresholds, or (complexity "") its auto target.
-func twoModelPolicy(complexity, auto string) (*policy.Policy, error) {
-	routing := "complexity: " + complexity
-	if complexity == "" {
-		routing = "auto: " + auto
+// twoModelPolicy is the benchmark's policy with the given routing
+// settings (YAML flow mappings after the strategy: thresholds, an auto
+// target, learning).
+func twoModelPolicy(routing string) (*policy.Policy, error) {
+	if routing != "" {
+		routing = ", " + routing
 	}
 	src := fmt.Sprintf(`
 providers: [{name: p, kind: openai, base_url: "http://127.0.0.1:1"}]
@@ -37,7 +37,7 @@ routes:
     path: /v1/chat/completions
     api: chat_completions
     attempts: 1
-    routing: {strategy: cost-optimized, %s}
+    routing: {strategy: cost-optimized%s}
 `, StrongUSDPerMTok, WeakUSDPerMTok, routing)
 	return policy.Compile([]policy.File{{Name: "bench-routing.yaml", Data: []byte(src)}})
 }
@@ -61,7 +61,7 @@ func routeAll(prompts []string, t float64, m *complexity.Model) (routed, error) 
 	}
 	out := routed{Strong: make([]bool, len(prompts)), Times: make([]time.Duration, len(prompts))}
 	for i, prompt := range prompts {
-		req := &openai.ChatRequest{Model: "auto", Messages: []openai.Message{{Role: "user", Content: openai.Content{Text: prompt}}}}
+		req := &openaiapi.ChatRequest{Model: "auto", Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: prompt}}}}
 		start := time.Now()
 		d, e := r.Decide(&router.Query{Chat: req})
 		out.Times[i] = time.Since(start)

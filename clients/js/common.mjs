@@ -1,5 +1,5 @@
 // What every JavaScript client script shares: where the gateway is, the
-// scripted prompts (e2e/providersim README, scripted mode) and the checks.
+// scripted prompts (providersim README, scripted mode) and the checks.
 export const baseURL = need("CLIENT_BASE_URL"); // http://host:port, no /v1
 export const apiKey = need("CLIENT_API_KEY");
 export const model = need("CLIENT_MODEL");

@@ -1,5 +1,5 @@
 """What every Python client script shares: where the gateway is, the
-scripted prompts (e2e/providersim README, scripted mode) and the checks."""
+scripted prompts (providersim README, scripted mode) and the checks."""
 
 import asyncio
 import inspect

@@ -25,25 +25,25 @@ import (
 	"syscall"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 func main() {
 	policyDir := flag.String("config", "configs/local", "policy directory to serve (copied; edit the copy to see live reloads)")
 	quiet := flag.Bool("quiet", false, "do not echo process output")
-	script := flag.Bool("script", true, "simulators call a tool only when the prompt asks for it (e2e/providersim README, scripted mode); false: whenever tools are offered")
+	script := flag.Bool("script", true, "simulators call a tool only when the prompt asks for it (providersim README, scripted mode); false: whenever tools are offered")
 	record := flag.String("record", "", "simulators write every request they receive to DIR/<provider>/NNN.json")
-	port := flag.Int("port", harness.LocalPorts.Gateway, "the gateway's port; any other than the default (0: a free one) puts every process and simulator on a free port, beside a make run")
+	port := flag.Int("port", stack.LocalPorts.Gateway, "the gateway's port; any other than the default (0: a free one) puts every process and simulator on a free port, beside a make run")
 	dir := flag.String("dir", ".run", "directory for the policy copy, logs and the SQLite ledger (usage.db)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := harness.Options{
-		Policy: *policyDir, Ports: harness.LocalPorts, Redis: harness.RedisIfPresent, Simulate: harness.SimulatePolicy,
+	o := stack.Options{
+		Policy: *policyDir, Ports: stack.LocalPorts, Redis: stack.RedisIfPresent, Simulate: stack.SimulatePolicy,
 		Script: *script, SimRecordDir: *record, Dir: *dir, Node: true,
 	}
-	if *port != harness.LocalPorts.Gateway {
-		o.Ports, o.Simulate = harness.Ports{Gateway: *port}, harness.SimulatePolicyFreePorts
+	if *port != stack.LocalPorts.Gateway {
+		o.Ports, o.Simulate = stack.Ports{Gateway: *port}, stack.SimulatePolicyFreePorts
 	}
 	if err := run(ctx, o, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "devstack:", err)
@@ -51,7 +51,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, o harness.Options, quiet bool) error {
+func run(ctx context.Context, o stack.Options, quiet bool) error {
 	if !quiet {
 		o.Out = os.Stdout
 	}
@@ -62,7 +62,7 @@ func run(ctx context.Context, o harness.Options, quiet bool) error {
 	if stopViewer != nil {
 		defer stopViewer()
 	}
-	s, err := harness.Start(ctx, o)
+	s, err := stack.Start(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ Logs: %s/*.log   Ctrl-C stops everything.
 }
 
 // consoleBanner says where the policy serves the console, if it does.
-func consoleBanner(s *harness.Stack) {
+func consoleBanner(s *stack.Stack) {
 	p, err := policy.Load(s.PolicyDir)
 	if err != nil {
 		return

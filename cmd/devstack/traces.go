@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/switchyard/switchyard/e2e/harness"
+	"github.com/switchyard/switchyard/stack"
 )
 
 // The trace viewer make run starts when it is installed: Jaeger v2, one
@@ -27,7 +27,7 @@ const viewerSetup = "docker run --rm -p 16686:16686 -p 4317:4317 jaegertracing/j
 // name a collector itself, and has the served copy of the policy trace
 // every request to it. It returns how to stop it (nil when none started)
 // and the banner's line about traces.
-func traceViewer(o *harness.Options) (stop func(), banner string) {
+func traceViewer(o *stack.Options) (stop func(), banner string) {
 	gw, err := os.ReadFile(filepath.Join(o.Policy, "gateway.yaml"))
 	if err != nil || strings.Contains(string(gw), "\n  tracing:") {
 		return nil, "Traces: as the policy's gateway.tracing says."
@@ -47,7 +47,7 @@ func traceViewer(o *harness.Options) (stop func(), banner string) {
 		log.Close()
 		return nil, "Traces: off (jaeger did not start: " + err.Error() + ")"
 	}
-	o.Overlay = map[string]string{"gateway.yaml": string(gw) + "  tracing: {collector: \"" + viewerCollector + "\"}\n"}
+	o.Overlay = map[string]string{"gateway.yaml": string(gw) + "  tracing: {collector: \"" + viewerCollector + "\", viewer: \"" + viewerUI + "/trace/{trace_id}\"}\n"}
 	return func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		_ = cmd.Wait()

@@ -24,8 +24,8 @@ import (
 	"sync"
 	"syscall"
 
-	extproc "github.com/switchyard/switchyard/extproc/app"
-	xds "github.com/switchyard/switchyard/xds/app"
+	"github.com/switchyard/switchyard/extproc/extprocapp"
+	"github.com/switchyard/switchyard/xds/xdsapp"
 )
 
 // runFunc is how each side runs: until ctx ends, or it fails.
@@ -34,7 +34,7 @@ type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, xds.Run, extproc.Run); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, xdsapp.Run, extprocapp.Run); err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		os.Exit(1)
 	}

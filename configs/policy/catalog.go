@@ -8,11 +8,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/switchyard/switchyard/configs/catalog"
+	"github.com/switchyard/switchyard/configs/modelcatalog"
 )
 
 // CatalogSpec is one model of the catalog: what it is, what it costs and
-// when its vendor retires it. The shipped catalog (configs/catalog) holds
+// when its vendor retires it. The shipped catalog (configs/modelcatalog) holds
 // the models the project knows; a policy's catalog section adds more or
 // replaces one by name.
 type CatalogSpec struct {
@@ -89,7 +89,7 @@ func serves(k Kind, vendor string) bool {
 
 // catalogFile is the shipped catalog as a policy file, read first so a
 // policy's own catalog entries come after it.
-func catalogFile() File { return File{Name: catalog.Name, Data: catalog.YAML} }
+func catalogFile() File { return File{Name: modelcatalog.Name, Data: modelcatalog.YAML} }
 
 // catalog compiles the catalog entries, a later entry of a name replacing
 // an earlier one (the policy's own replace the shipped ones).

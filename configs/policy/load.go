@@ -64,7 +64,7 @@ func ReadDir(dir string) ([]File, error) {
 }
 
 // Compile decodes, validates and compiles policy files, with the shipped
-// model catalog (configs/catalog) read before them.
+// model catalog (configs/modelcatalog) read before them.
 func Compile(files []File) (*Policy, error) {
 	var (
 		merged Spec
@@ -125,7 +125,7 @@ func decodeFile(f File, idx nodeIndex) (*Spec, Problems) {
 	if err := root.Decode(&spec); err != nil {
 		var ne *nodeError
 		if errors.As(err, &ne) {
-			return nil, Problems{{File: f.Name, Line: ne.node.Line, Column: ne.node.Column, Field: idx.pathOf(f.Name, ne.node), Reason: ne.msg}}
+			return nil, Problems{{File: f.Name, Line: ne.Node.Line, Column: ne.Node.Column, Field: idx.pathOf(f.Name, ne.Node), Reason: ne.Msg}}
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {

@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // Kind is a provider's wire protocol.
@@ -531,7 +533,10 @@ type Routing struct {
 	ComplexAt     float64
 	// Auto, when set, replaces MediumAt and ComplexAt by thresholds
 	// calibrated from the route's traffic.
-	Auto       *Auto
+	Auto *Auto
+	// Learn, when set, shifts each domain's complexity scores by what
+	// verdicts taught of it.
+	Learn      *Learn
 	Rules      []Rule
 	Tiers      map[string][]*Model
 	Split      *Split
@@ -554,6 +559,22 @@ type Auto struct {
 type Adjust struct {
 	Min, Max, QualityBar float64
 }
+
+// Learn is a route's compiled learning of domain priors.
+type Learn struct {
+	HalfLife    time.Duration
+	MaxDomains  int
+	PriorWeight float64
+	Explore     float64
+}
+
+// Learning defaults.
+const (
+	DefaultLearnHalfLife    = 168 * time.Hour
+	DefaultLearnMaxDomains  = 10_000
+	DefaultLearnPriorWeight = 16
+	DefaultLearnExplore     = 0.05
+)
 
 // Auto-routing defaults.
 const (
@@ -595,15 +616,9 @@ type Split struct {
 	Percent int
 }
 
-// FilterRef is a filter named by a route, with its arguments still raw: the
-// filter registry decodes them (policy does not know the filters).
-type FilterRef struct {
-	Name      string
-	Shorthand []string
-	Args      map[string]any
-	// Where locates the entry for error messages: file:line:col: field.
-	Where string
-}
+// FilterRef is a filter named by a route, with its arguments still raw:
+// the filter's declaration decodes them ([filterspec.Ref]).
+type FilterRef = filterspec.Ref
 
 // Tenant is a compiled tenant.
 type Tenant struct {

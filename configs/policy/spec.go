@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/switchyard/switchyard/configs/yamlval"
+
 // Spec is the policy as written in YAML, before validation. Field docs are
 // the reference for operators; configs/README.md shows them in use.
 type Spec struct {
@@ -8,7 +10,7 @@ type Spec struct {
 	Models    []ModelSpec    `yaml:"models"`
 	Routes    []RouteSpec    `yaml:"routes"`
 	Tenants   []TenantSpec   `yaml:"tenants"`
-	// Catalog adds models to the shipped catalog (configs/catalog), or
+	// Catalog adds models to the shipped catalog (configs/modelcatalog), or
 	// replaces its entries by name.
 	Catalog []CatalogSpec `yaml:"catalog"`
 	// Aliases are names clients send that stand for another model.
@@ -163,7 +165,7 @@ type ProviderSpec struct {
 	// elsewhere rather than collecting 429s.
 	Limits *ProviderLimitsSpec `yaml:"limits"`
 	// Simulated marks a provider served by the simulator that `make run`
-	// starts at base_url (e2e/providersim); `make run` reaches any other
+	// starts at base_url (providersim); `make run` reaches any other
 	// provider at its real base URL.
 	Simulated bool `yaml:"simulated"`
 }
@@ -174,12 +176,8 @@ type ProviderLimitsSpec struct {
 	TokensPerMinute   int `yaml:"tokens_per_minute"`
 }
 
-// SecretRef says where a secret is read from: an environment variable or a
-// file. Exactly one is set.
-type SecretRef struct {
-	Env  string `yaml:"env"`
-	File string `yaml:"file"`
-}
+// SecretRef says where a secret is read from ([yamlval.SecretRef]).
+type SecretRef = yamlval.SecretRef
 
 // ModelSpec is one deployment of a model clients may name: a provider
 // serving it. Several entries with one name are one model on several
@@ -339,6 +337,11 @@ type RoutingSpec struct {
 	// calibrates the complexity thresholds from the route's own traffic
 	// so that the strong share is what was asked for.
 	Auto *AutoSpec `yaml:"auto"`
+	// Learn lets the router learn, per domain of traffic (a tenant's app
+	// and its system prompt), how much quality the weak models lose, from
+	// the verdicts on their answers (the judge's, the apps' feedback),
+	// and shift each domain's complexity scores by it (state/priors).
+	Learn *LearnSpec `yaml:"learn"`
 	// Rules are tried in order before the strategy; the first that matches
 	// restricts the candidates to its route_to models.
 	Rules []RuleSpec `yaml:"rules"`
@@ -390,6 +393,24 @@ type AutoSpec struct {
 	// Adjust lets ratings of weak-model answers (POST /v1/feedback) move
 	// the strong share within bounds; nil keeps it where it was asked.
 	Adjust *AdjustSpec `yaml:"adjust"`
+}
+
+// LearnSpec tunes a route's learning of domain priors; every field has a
+// default.
+type LearnSpec struct {
+	// HalfLife is how fast a domain's evidence fades (default 168h).
+	HalfLife *Duration `yaml:"half_life"`
+	// MaxDomains bounds the domains kept per tenant (default 10000); the
+	// least recently seen go first.
+	MaxDomains int `yaml:"max_domains"`
+	// PriorWeight is how many verdicts the shipped calibration, every
+	// domain's prior, is worth (default 16).
+	PriorWeight float64 `yaml:"prior_weight"`
+	// Explore is the most the learning may add to the route's strong
+	// calls, as a share of them: the strong answers the judge buys to
+	// grade a weak answer against (default 0.05; 0: the judge grades only
+	// strong answers, against the weak model's).
+	Explore *float64 `yaml:"explore"`
 }
 
 // AdjustSpec bounds how far feedback may move an auto route's strong

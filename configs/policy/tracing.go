@@ -2,7 +2,9 @@ package policy
 
 import (
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -31,6 +33,10 @@ type TracingSpec struct {
 	// attempt spans of the routes and tenants it names; off for every
 	// other request.
 	Content *TraceContentSpec `yaml:"content"`
+	// Viewer is where a trace is seen, a URL with {trace_id} in it (Jaeger:
+	// http://host:16686/trace/{trace_id}); the console links each request
+	// to its trace there.
+	Viewer string `yaml:"viewer"`
 }
 
 // TraceContentSpec says whose prompts and completions traces carry.
@@ -61,6 +67,19 @@ type Tracing struct {
 	ContentRoutes   map[string]bool
 	ContentTenants  map[string]bool
 	ContentMaxBytes int
+	// Viewer is the URL template of a trace ({trace_id}); empty: none.
+	Viewer string
+}
+
+// TraceIDPlaceholder is what a viewer URL template holds for the trace.
+const TraceIDPlaceholder = "{trace_id}"
+
+// ViewerURL is where the trace id is seen, "" without a viewer or an id.
+func (t *Tracing) ViewerURL(id string) string {
+	if t == nil || t.Viewer == "" || id == "" {
+		return ""
+	}
+	return strings.ReplaceAll(t.Viewer, TraceIDPlaceholder, url.PathEscape(id))
 }
 
 // The OTLP transports.
@@ -115,6 +134,13 @@ func (c *compiler) tracing(src source, s *TracingSpec) *Tracing {
 			c.at(src, "gateway", "tracing.keep_slower_than", "must be above 0 (every request would be kept)")
 		}
 		t.KeepSlowerThan = time.Duration(*d)
+	}
+	if s.Viewer != "" {
+		u, err := url.Parse(strings.ReplaceAll(s.Viewer, TraceIDPlaceholder, "0"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.Contains(s.Viewer, TraceIDPlaceholder) {
+			c.at(src, "gateway", "tracing.viewer", "must be an http or https URL holding %s, got %q", TraceIDPlaceholder, s.Viewer)
+		}
+		t.Viewer = s.Viewer
 	}
 	if ct := s.Content; ct != nil {
 		if ct.MaxBytes != 0 {

@@ -36,9 +36,11 @@ tenants: [{name: acme, keys: [{name: k, sha256: "9f86d081884c7d659a2feaa0c55ad01
     tls: true
     sample_ratio: 0.01
     keep_slower_than: 5s
-    content: {tenants: [acme], max_bytes: 1KiB}`,
+    content: {tenants: [acme], max_bytes: 1KiB}
+    viewer: "https://jaeger.example.com/trace/{trace_id}"`,
 			want: &policy.Tracing{Collector: "collector.example.com:4318", Host: "collector.example.com", Port: 4318, Protocol: "http", TLS: true,
-				SampleRatio: 0.01, KeepSlowerThan: 5 * time.Second, ContentRoutes: map[string]bool{}, ContentTenants: map[string]bool{"acme": true}, ContentMaxBytes: 1024},
+				SampleRatio: 0.01, KeepSlowerThan: 5 * time.Second, ContentRoutes: map[string]bool{}, ContentTenants: map[string]bool{"acme": true}, ContentMaxBytes: 1024,
+				Viewer: "https://jaeger.example.com/trace/{trace_id}"},
 			route: "other", tenant: "acme", wantCaptures: true},
 		{name: "content by route, not before auth names the tenant", gateway: `gateway: {tracing: {collector: "127.0.0.1:4317", content: {routes: [chat]}}}`,
 			want: &policy.Tracing{Collector: "127.0.0.1:4317", Host: "127.0.0.1", Port: 4317, Protocol: "grpc", SampleRatio: 1,
@@ -58,6 +60,29 @@ tenants: [{name: acme, keys: [{name: k, sha256: "9f86d081884c7d659a2feaa0c55ad01
 			}
 			if c := got.Captures(tt.route, tt.tenant); c != tt.wantCaptures {
 				t.Errorf("Captures(%q, %q) = %v, want %v", tt.route, tt.tenant, c, tt.wantCaptures)
+			}
+		})
+	}
+}
+
+func TestViewerURL(t *testing.T) {
+	tests := []struct {
+		name string
+		t    *policy.Tracing
+		id   string
+		want string
+	}{
+		{name: "tracing off", id: "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{name: "no viewer", t: &policy.Tracing{}, id: "4bf92f3577b34da6a3ce929d0e0e4736"},
+		{name: "no trace", t: &policy.Tracing{Viewer: "http://127.0.0.1:16686/trace/{trace_id}"}},
+		{name: "a trace", t: &policy.Tracing{Viewer: "http://127.0.0.1:16686/trace/{trace_id}"}, id: "4bf92f3577b34da6a3ce929d0e0e4736",
+			want: "http://127.0.0.1:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736"},
+		{name: "an id is escaped", t: &policy.Tracing{Viewer: "http://v/trace/{trace_id}"}, id: "a/b?c", want: "http://v/trace/a%2Fb%3Fc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.t.ViewerURL(tt.id); got != tt.want {
+				t.Errorf("ViewerURL(%q) = %q, want %q", tt.id, got, tt.want)
 			}
 		})
 	}

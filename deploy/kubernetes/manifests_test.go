@@ -28,10 +28,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/switchyard/switchyard/configs/policy"
-	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/envoy/contract"
-	extproc "github.com/switchyard/switchyard/extproc/app"
-	xds "github.com/switchyard/switchyard/xds/app"
+	"github.com/switchyard/switchyard/extproc/extprocapp"
+	"github.com/switchyard/switchyard/stack"
+	"github.com/switchyard/switchyard/xds/xdsapp"
 )
 
 var overlays = []string{"development", "production"}
@@ -175,7 +175,7 @@ func TestManifests(t *testing.T) {
 			t.Run("binaries accept the arguments", func(t *testing.T) {
 				for _, c := range []corev1.Container{epC, xdsC} {
 					args := expand(t, c)
-					run := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"extproc": extproc.Run, "xds": xds.Run}[args[0]]
+					run := map[string]func(context.Context, []string, io.Writer, io.Writer) error{"extproc": extprocapp.Run, "xds": xdsapp.Run}[args[0]]
 					if run == nil {
 						t.Fatalf("%s runs %q, not a Switchyard binary", c.Name, args[0])
 					}
@@ -188,7 +188,7 @@ func TestManifests(t *testing.T) {
 			})
 
 			t.Run("envoy validates its bootstrap with its arguments", func(t *testing.T) {
-				envoy, err := harness.FindEnvoy(moduleRoot(t))
+				envoy, err := stack.FindEnvoy(moduleRoot(t))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -395,7 +395,7 @@ func TestBootstrapIsTheLocalOne(t *testing.T) {
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	r, err := harness.ModuleRoot()
+	r, err := stack.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

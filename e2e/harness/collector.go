@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/switchyard/switchyard/stack"
 )
 
 // Collector is a real OpenTelemetry Collector (e2e/otelcol: the OTLP
@@ -60,7 +62,7 @@ func StartCollector(ctx context.Context, root, dir, cpus string) (*Collector, er
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{GRPC: addr(pick(0)), HTTP: addr(pick(0)), file: filepath.Join(dir, "spans.jsonl"), log: filepath.Join(dir, "otelcol.log"), done: make(chan struct{})}
+	c := &Collector{GRPC: stack.FreeAddr(), HTTP: stack.FreeAddr(), file: filepath.Join(dir, "spans.jsonl"), log: filepath.Join(dir, "otelcol.log"), done: make(chan struct{})}
 	// The collector's own telemetry is off: its default metrics port would
 	// clash between tests running at once.
 	cfg := fmt.Sprintf(`receivers:

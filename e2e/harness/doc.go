@@ -1,9 +1,4 @@
-// Package harness starts the real Switchyard stack for end-to-end tests and
-// for `make run`: the provider simulators (in process), a real redis-server,
-// the xds control plane, one or more ext_proc servers and real Envoys, each
-// a separate process with its output kept in a log file.
-//
-// Nothing here is faked: the binaries are the ones users run, Envoy is the
-// pinned release, and the policy is a copy of configs/local rewritten only
-// to point at the simulators and free ports.
+// Package harness holds what only the end-to-end tests need beside the
+// stack they start (package stack): a trace collector whose spans they
+// read, and reads of a process's Prometheus metrics.
 package harness

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // Admission bounds what ext_proc holds at once, so that an overload is
@@ -34,13 +34,13 @@ type admission struct {
 // retryAfterSeconds is what an overloaded gateway asks clients to wait.
 const retryAfterSeconds = "1"
 
-func overloaded(what string) *openai.Error {
-	return openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "gateway_overloaded",
+func overloaded(what string) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "gateway_overloaded",
 		"the gateway is at capacity (%s); retry after a moment", what).WithHeader("retry-after", retryAfterSeconds)
 }
 
 // enter admits one more request, or says why not.
-func (a *admission) enter() *openai.Error {
+func (a *admission) enter() *openaiapi.Error {
 	if n := a.n.Add(1); a.limits.MaxInFlight > 0 && n > a.limits.MaxInFlight {
 		a.n.Add(-1)
 		return overloaded("requests in flight")

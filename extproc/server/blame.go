@@ -10,7 +10,7 @@ import (
 
 	accesslogdatav3 "github.com/envoyproxy/go-control-plane/envoy/data/accesslog/v3"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters"
 )
 
@@ -121,7 +121,7 @@ func (s *Server) providerTimedOut(ctx context.Context, lv *live, a *filters.Atte
 		lv.chain.AttemptDone(ctx, x, a)
 	}
 	x.Response.Status = http.StatusGatewayTimeout
-	return filters.Reject(http.StatusGatewayTimeout, openai.TypeUpstream, "upstream_timeout", "the provider timed out: %s", why)
+	return filters.Reject(http.StatusGatewayTimeout, openaiapi.TypeUpstream, "upstream_timeout", "the provider timed out: %s", why)
 }
 
 func hasFlag(flags string, want []string) bool {

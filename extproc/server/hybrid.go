@@ -17,7 +17,7 @@ import (
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/translate"
@@ -298,7 +298,7 @@ func (s *Server) hybridAnswer(ctx context.Context, lv *live, legs []*leg) *extpr
 		for i, l := range legs {
 			parts[i] = fmt.Sprintf("%s/%s: %s", l.a.Target.Provider().Name, l.a.Target.Model.Name, legFailure(l))
 		}
-		e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
+		e := openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "all_providers_failed",
 			"no model of the hybrid answered: %s", strings.Join(parts, "; "))
 		x.Response.Status = e.Status
 		return errorResponse(x.ID, e, x)

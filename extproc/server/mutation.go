@@ -9,7 +9,7 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -73,7 +73,7 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 
 // errorResponse answers the client with the error envelope of the
 // exchange's API; x is nil for a request that matched no route.
-func errorResponse(requestID string, e *openai.Error, x *filters.Exchange) *extprocv3.ProcessingResponse {
+func errorResponse(requestID string, e *openaiapi.Error, x *filters.Exchange) *extprocv3.ProcessingResponse {
 	set := []filters.Header{{Key: "content-type", Value: "application/json"}, {Key: "x-request-id", Value: requestID}}
 	for k, v := range e.Headers {
 		set = append(set, filters.Header{Key: k, Value: v})

@@ -13,7 +13,7 @@ import (
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/envoy/contract"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/translator"
@@ -29,7 +29,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	path, query, _ := strings.Cut(hdrs.Get(":path"), "?")
 	route := rt.Policy.Route(path)
 	if route == nil {
-		return nil, errorResponse(id, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "unknown URL: %s %s", hdrs.Get(":method"), path), nil)
+		return nil, errorResponse(id, openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url", "unknown URL: %s %s", hdrs.Get(":method"), path), nil)
 	}
 	x := &filters.Exchange{
 		ID: id, Started: s.now(), Policy: rt.Policy, Route: route,
@@ -41,7 +41,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	// a second request under an id in flight would take over the first's
 	// attempts (its provider, its key, its budget), so it is refused.
 	if _, dup := s.exchanges.LoadOrStore(id, lv); dup {
-		return nil, errorResponse(id, openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "duplicate_request_id",
+		return nil, errorResponse(id, openaiapi.Errorf(http.StatusConflict, openaiapi.TypeInvalidRequest, "duplicate_request_id",
 			"another request with this x-request-id is in flight; send a unique id or none"), x)
 	}
 
@@ -99,7 +99,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 		return nil, nil, replyResponse(x.ID, r)
 	}
 	if len(x.Plan) == 0 {
-		return nil, nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
+		return nil, nil, s.reject(ctx, lv, filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url", "this path serves no model API"))
 	}
 	if x.Hybrid != nil {
 		return nil, nil, s.hybrid(ctx, lv)
@@ -310,7 +310,7 @@ func (s *Server) reject(ctx context.Context, lv *live, err error) *extprocv3.Pro
 
 // errText is the log text of a refusal: the envelope's message, or for an
 // internal failure the underlying error.
-func errText(err error, e *openai.Error) string {
+func errText(err error, e *openaiapi.Error) string {
 	if e.Code == "internal_error" {
 		return err.Error()
 	}
@@ -325,7 +325,7 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 	v, ok := s.exchanges.Load(id)
 	if !ok {
 		s.log.LogAttrs(ctx, slog.LevelError, "attempt for an unknown request; refusing to forward it", slog.String("request_id", id))
-		return errorResponse(id, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServer, "gateway_state_lost",
+		return errorResponse(id, openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServer, "gateway_state_lost",
 			"the gateway lost track of this request; retry it"), nil), nil
 	}
 	lv := v.(*live)

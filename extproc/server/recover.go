@@ -9,7 +9,7 @@ import (
 
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // maxStackBytes bounds the stack a panic's log line carries.
@@ -20,7 +20,7 @@ const maxStackBytes = 8 << 10
 // OpenAI envelope when the stream can still carry an answer. The process
 // and every other request go on. kind names the stream ("request" or
 // "attempt").
-func (s *Server) recovered(ctx context.Context, stream extprocv3.ExternalProcessor_ProcessServer, p any, kind, id string) *openai.Error {
+func (s *Server) recovered(ctx context.Context, stream extprocv3.ExternalProcessor_ProcessServer, p any, kind, id string) *openaiapi.Error {
 	s.metrics.panics.WithLabelValues(kind).Inc()
 	stack := debug.Stack()
 	if len(stack) > maxStackBytes {
@@ -29,7 +29,7 @@ func (s *Server) recovered(ctx context.Context, stream extprocv3.ExternalProcess
 	s.log.LogAttrs(ctx, slog.LevelError, "panic while processing a request; answered 500, the process goes on",
 		slog.String("request_id", id), slog.String("stream", kind),
 		slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(stack)))
-	e := openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error",
+	e := openaiapi.Errorf(http.StatusInternalServerError, openaiapi.TypeServer, "internal_error",
 		"the gateway failed on this request (request id %s); retry it", id)
 	// A stream whose answer has begun cannot take an immediate response:
 	// Envoy then resets it, which the client sees as a cut answer.

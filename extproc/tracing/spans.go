@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 // The gateway's own attributes and events, under switchyard.*; the
@@ -75,7 +76,7 @@ func build(tr trace.Tracer, j job) {
 	steps := x.Trace.Steps()
 	attempts := x.Attempts()
 	for _, s := range steps {
-		if s.Phase != filters.PhaseAttempt {
+		if s.Phase != filterspec.PhaseAttempt {
 			step(ctx, tr, x, s)
 		}
 	}
@@ -86,7 +87,7 @@ func build(tr trace.Tracer, j job) {
 		actx, span := tr.Start(ctx, op+" "+a.Target.Model.Upstream, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithTimestamp(a.Started), trace.WithAttributes(attemptAttributes(x, a, op, last)...))
 		for _, s := range steps {
-			if s.Phase == filters.PhaseAttempt && s.Attempt == a.N {
+			if s.Phase == filterspec.PhaseAttempt && s.Attempt == a.N {
 				step(actx, tr, x, s)
 			}
 		}
@@ -122,7 +123,7 @@ func step(ctx context.Context, tr trace.Tracer, x *filters.Exchange, s filters.S
 	case "auth":
 		attrs = append(attrs, caller(x)...)
 	case "router":
-		if s.Phase != filters.PhaseAttempt {
+		if s.Phase != filterspec.PhaseAttempt {
 			attrs = append(attrs, attrRouteReason.String(x.RouteReason), attrPlan.StringSlice(plan(x)))
 		}
 	case "cache":

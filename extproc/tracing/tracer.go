@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -109,7 +109,7 @@ func failed(x *filters.Exchange, cause error) bool {
 
 // status is the status the client got: the refusal's, or the answer's.
 func status(x *filters.Exchange, cause error) int {
-	var e *openai.Error
+	var e *openaiapi.Error
 	if errors.As(cause, &e) {
 		return e.Status
 	}

@@ -18,9 +18,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 const testPolicy = `
@@ -137,9 +138,9 @@ func exchange(t *testing.T, p *policy.Policy, tr *Tracer, traceparent, tenantNam
 	tokens := 64
 	x := &filters.Exchange{
 		ID: "req-1", Started: t0, Policy: p, Route: p.Route("/v1/chat/completions"),
-		Chat: &openai.ChatRequest{Model: "gpt", Stream: true, MaxTokens: &tokens, Messages: []openai.Message{
-			{Role: "system", Content: openai.Content{Text: "You help.", Set: true}},
-			{Role: "user", Content: openai.Content{Text: "my key is sk-FAKEfakefakefakefakefake, mail ana@example.com", Set: true}},
+		Chat: &openaiapi.ChatRequest{Model: "gpt", Stream: true, MaxTokens: &tokens, Messages: []openaiapi.Message{
+			{Role: "system", Content: openaiapi.Content{Text: "You help.", Set: true}},
+			{Role: "user", Content: openaiapi.Content{Text: "my key is sk-FAKEfakefakefakefakefake, mail ana@example.com", Set: true}},
 		}},
 		Plan:        []filters.Target{{Model: p.Model("gpt")}, {Model: p.Model("claude")}},
 		RouteReason: "model named by the client",
@@ -179,12 +180,12 @@ func TestDecide(t *testing.T) {
 		{name: "the gateway's failure, outside the sample", traceparent: unsampled, end: time.Second, wantKept: true,
 			edit: func(x *filters.Exchange) error {
 				x.Plan = x.Plan[:1]
-				return filters.Reject(http.StatusServiceUnavailable, openai.TypeServer, "overloaded", "busy")
+				return filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServer, "overloaded", "busy")
 			}},
 		{name: "the client's mistake, outside the sample", traceparent: unsampled, end: time.Second, wantKept: false,
 			edit: func(x *filters.Exchange) error {
 				x.Plan = x.Plan[:1]
-				return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "bad", "bad")
+				return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "bad", "bad")
 			}},
 		{name: "a stream cut by an error event, outside the sample", traceparent: unsampled, end: time.Second, wantKept: true,
 			edit: func(x *filters.Exchange) error { x.Plan = x.Plan[:1]; x.Sent.ErrorType = "server_error"; return nil }},
@@ -226,10 +227,10 @@ func TestBuildSpans(t *testing.T) {
 	x := exchange(t, p, tr, envoyTraceparent, "acme")
 	// The chain's steps: auth and router on the request side, translate
 	// on each attempt.
-	record(x, "auth", filters.PhaseRequestHeaders, 0)
-	record(x, "router", filters.PhaseRequestBody, 0)
-	record(x, "translate", filters.PhaseAttempt, 1)
-	record(x, "translate", filters.PhaseAttempt, 2)
+	record(x, "auth", filterspec.PhaseRequestHeaders, 0)
+	record(x, "router", filterspec.PhaseRequestBody, 0)
+	record(x, "translate", filterspec.PhaseAttempt, 1)
+	record(x, "translate", filterspec.PhaseAttempt, 2)
 	end := t0.Add(50 * time.Millisecond)
 	tr.Decide(x, nil, end)
 	if !x.Trace.Kept() {
@@ -329,10 +330,10 @@ func byName(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
 }
 
 // record adds a step the chain would have timed.
-func record(x *filters.Exchange, filter string, p filters.Phase, attempt int) {
+func record(x *filters.Exchange, filter string, p filterspec.Phase, attempt int) {
 	c := filters.NewChain([]filters.Filter{stepFilter(filter)})
 	switch p {
-	case filters.PhaseAttempt:
+	case filterspec.PhaseAttempt:
 		for _, a := range x.Attempts() {
 			if a.N == attempt {
 				_ = c.Attempt(context.Background(), x, a)

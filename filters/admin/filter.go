@@ -17,12 +17,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -36,6 +38,7 @@ type Filter struct {
 	trail  *audit.Logger
 	routes map[string]handler
 	gate   *manage.Gate
+	learn  *priors.Learner
 }
 
 // handler answers one admin call: the status and a JSON-encodable body, or
@@ -44,10 +47,10 @@ type handler func(ctx context.Context, x *filters.Exchange, sub string) (int, an
 
 // New builds the admin filter.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now)}
+	f := &Filter{health: deps.Health, store: deps.Store, log: deps.Log(), trail: deps.Audit, gate: manage.NewGate(time.Now), learn: deps.Priors}
 	f.routes = map[string]handler{
 		"GET providers":   f.providers,
 		"POST fault/down": f.fault(true),
@@ -55,15 +58,12 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	}
 	maps.Copy(f.routes, usageRoutes(deps))
 	maps.Copy(f.routes, f.keyRoutes())
+	maps.Copy(f.routes, f.domainRoutes())
 	return f, nil
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "admin" }
-
-// Uses implements [filters.Declarer]: the admin API works on its own key
-// and shares nothing through the Exchange.
-func (*Filter) Uses() []filters.Use { return nil }
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the admin key is
 // checked before the body is even read.
@@ -75,20 +75,20 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 	case manage.Admitted:
 		return nil
 	case manage.Disabled:
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
+		return filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "admin_disabled", "this gateway's policy sets no admin key")
 	case manage.Throttled:
 		if first {
 			f.refused(ctx, x, v.Reason())
 		}
 		secs := strconv.Itoa(max(1, int(retry.Round(time.Second)/time.Second)))
-		return filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "too_many_failed_keys",
+		return filters.Reject(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "too_many_failed_keys",
 			"too many failed admin keys from your address; try again in %ss", secs).WithHeader("retry-after", secs)
 	case manage.Missing:
 		f.refused(ctx, x, v.Reason())
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key", "the admin API needs 'Authorization: Bearer ADMIN_KEY'")
 	}
 	f.refused(ctx, x, v.Reason())
-	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
+	return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "the admin key provided is not valid")
 }
 
 // RequestBody implements [filters.RequestBodyHook].
@@ -96,7 +96,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	path := strings.TrimPrefix(strings.TrimPrefix(x.Path, x.Route.Path), "/")
 	h, sub := f.match(x.Method, path)
 	if h == nil {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "no admin call %s %s", x.Method, x.Path)
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url", "no admin call %s %s", x.Method, x.Path)
 	}
 	status, body, err := h(ctx, x, sub)
 	if err != nil {
@@ -156,7 +156,7 @@ func decode(x *filters.Exchange, v any) error {
 	d := json.NewDecoder(strings.NewReader(string(x.Body)))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
-		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_body", "the body must be a JSON object of this call's fields: %v", err)
+		return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_body", "the body must be a JSON object of this call's fields: %v", err)
 	}
 	return nil
 }

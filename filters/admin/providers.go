@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/manage"
 )
@@ -14,7 +14,7 @@ import (
 // breaker state, canary step and the numbers behind them.
 func (f *Filter) providers(_ context.Context, _ *filters.Exchange, _ string) (int, any, error) {
 	if f.health == nil {
-		return 0, nil, filters.Reject(http.StatusServiceUnavailable, openai.TypeServer, "health_unavailable", "this gateway runs no health monitor")
+		return 0, nil, filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServer, "health_unavailable", "this gateway runs no health monitor")
 	}
 	return http.StatusOK, map[string]any{"object": "list", "data": f.health.Snapshot()}, nil
 }

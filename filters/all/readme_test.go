@@ -14,7 +14,7 @@ import (
 )
 
 // notFilters are the directories under filters/ that hold no filter.
-var notFilters = map[string]bool{"all": true, "openai": true}
+var notFilters = map[string]bool{"all": true, "openai": true, "filterspec": true, "specs": true}
 
 var (
 	yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")

@@ -28,9 +28,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -48,7 +49,7 @@ type Filter struct {
 
 // New builds the auth filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{}
@@ -62,14 +63,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "auth" }
 
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Provides(filters.PhaseRequestHeaders, filters.FieldCaller),
-		filters.Provides(filters.PhaseRequestHeaders, filters.FieldLabels),
-	}
-}
-
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error {
 	x.RemoveRequestHeader("authorization")
@@ -81,7 +74,7 @@ func (f *Filter) RequestHeaders(ctx context.Context, x *filters.Exchange) error 
 		token = strings.TrimSpace(h.apiKey)
 	}
 	if token == "" {
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key",
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key",
 			"you didn't provide an API key; send it as 'Authorization: Bearer YOUR_KEY' or 'X-Api-Key: YOUR_KEY'")
 	}
 	sum := sha256.Sum256([]byte(token))
@@ -136,11 +129,11 @@ func readHeaders(hs filters.Headers) callerHeaders {
 }
 
 func invalidKey() error {
-	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided is not valid")
+	return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "the API key provided is not valid")
 }
 
 func revokedKey() error {
-	return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "the API key provided has been revoked")
+	return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "the API key provided has been revoked")
 }
 
 // runtimeKey finds a key issued through the admin API.
@@ -159,7 +152,7 @@ func (f *Filter) runtimeKey(ctx context.Context, p *policy.Policy, sum [32]byte)
 		f.unknown.remember(sum, false)
 		return nil, invalidKey()
 	case errors.Is(err, store.ErrUnavailable):
-		return nil, filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "key_store_unavailable",
+		return nil, filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "key_store_unavailable",
 			"the gateway cannot check this API key right now; try again shortly").WithHeader("retry-after", "1")
 	case err != nil:
 		return nil, err
@@ -212,10 +205,10 @@ func callerApp(k *policy.Key, header string) (string, error) {
 	case app == "":
 		return defaultApp(k), nil
 	case k.App != "" && app != k.App:
-		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "app_not_allowed",
+		return "", filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "app_not_allowed",
 			"this API key belongs to app %q and may not act as app %q", k.App, app)
 	case k.Tenant.Apps[app] == nil:
-		return "", filters.Reject(http.StatusForbidden, openai.TypePermission, "unknown_app",
+		return "", filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "unknown_app",
 			"X-Switchyard-App names %q, which is not an app of your tenant", app)
 	}
 	return app, nil

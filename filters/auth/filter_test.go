@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
@@ -205,7 +205,7 @@ func TestUnknownKeysCostOneLookup(t *testing.T) {
 	now := time.Date(2026, 3, 15, 13, 0, 0, 0, time.UTC)
 	ring := &counting{KeyRing: mem}
 	f := &Filter{keys: ring, unknown: newUnknownKeys(2, func() time.Time { return now })}
-	call := func(token string) *openai.Error {
+	call := func(token string) *openaiapi.Error {
 		x := &filters.Exchange{ID: "r", Policy: p, Header: filters.Headers{{Key: "authorization", Value: "Bearer " + token}}}
 		err := f.RequestHeaders(ctx, x)
 		if err == nil {

@@ -12,19 +12,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/state/cache"
+	"github.com/switchyard/switchyard/filters/cache/cachespec"
+	"github.com/switchyard/switchyard/state/answercache"
 )
 
 func init() { filters.Register("cache", New) }
 
 // Filter is the response cache of one route.
 type Filter struct {
-	args   policy.CacheArgs
-	mem    *cache.Memory
-	shared *cache.Shared
+	args   cachespec.Args
+	mem    *answercache.Memory
+	shared *answercache.Shared
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -38,7 +39,7 @@ type Filter struct {
 
 type lookup struct {
 	key    string
-	answer *cache.Entry
+	answer *answercache.Entry
 	// stream gathers a streamed answer as its client gets it, until it
 	// passes the largest answer kept (tooLong).
 	stream  []byte
@@ -47,31 +48,19 @@ type lookup struct {
 
 // New builds the cache filter of a route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	args, err := policy.ParseCacheArgs(ref)
+	args, err := cachespec.Parse(ref)
 	if err != nil {
 		return nil, err
 	}
 	return newFilter(args, deps.Answers, deps.Log(), time.Now), nil
 }
 
-func newFilter(args policy.CacheArgs, shared *cache.Shared, log *slog.Logger, now func() time.Time) *Filter {
-	return &Filter{args: args, mem: cache.NewMemory(args.MaxMemory), shared: shared, log: log, now: now, writes: make(chan struct{}, 64)}
+func newFilter(args cachespec.Args, shared *answercache.Shared, log *slog.Logger, now func() time.Time) *Filter {
+	return &Filter{args: args, mem: answercache.NewMemory(args.MaxMemory), shared: shared, log: log, now: now, writes: make(chan struct{}, 64)}
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "cache" }
-
-// Uses implements [filters.Declarer]: a hit or a degraded answer is the
-// request's usage (at no cost) and its Cached mark, for usage's record.
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldUsage),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldCached),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldUsage),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldCached),
-	}
-}
 
 // lookupTimeout bounds the Redis read on the request path: a slow Redis
 // makes a miss, not a slow request.
@@ -103,7 +92,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 			f.mem.Put(key, e)
 			f.serve(x, e, "hit")
 			return nil
-		case err != nil && !errors.Is(err, cache.ErrMiss):
+		case err != nil && !errors.Is(err, answercache.ErrMiss):
 			f.log.WarnContext(ctx, "response cache: redis read failed, a miss", "request_id", x.ID, "error", err.Error())
 		}
 	}
@@ -114,7 +103,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 // Rescue implements [filters.RescueHook]: when the router finds every
 // provider down, a stale answer is served (degraded mode).
 func (f *Filter) Rescue(ctx context.Context, x *filters.Exchange, refusal error) bool {
-	var oe *openai.Error
+	var oe *openaiapi.Error
 	if f.args.StaleFor == 0 || !errors.As(refusal, &oe) || oe.Status != http.StatusServiceUnavailable {
 		return false
 	}
@@ -149,12 +138,12 @@ func (f *Filter) ResponseChunk(ctx context.Context, x *filters.Exchange, c *filt
 		return nil
 	}
 	switch {
-	case x.Response.Status == http.StatusOK && x.Cached.How == "" && x.Usage.Known && len(c.Data) <= policy.MaxCachedAnswer:
+	case x.Response.Status == http.StatusOK && x.Cached.How == "" && x.Usage.Known && len(c.Data) <= cachespec.MaxAnswer:
 		a := x.LastAttempt()
 		if a == nil {
 			return nil
 		}
-		l.answer = &cache.Entry{Body: slices.Clone(c.Data), Model: a.Target.Model.Name,
+		l.answer = &answercache.Entry{Body: slices.Clone(c.Data), Model: a.Target.Model.Name,
 			PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens, CostMicros: x.Usage.CostMicros}
 	case x.Response.Status >= http.StatusInternalServerError && f.args.StaleFor > 0 && x.Cached.How == "":
 		e, ok := f.stale(ctx, l.key)
@@ -182,7 +171,7 @@ func (f *Filter) gather(x *filters.Exchange, l *lookup, c *filters.Chunk) {
 	if l.tooLong {
 		return
 	}
-	if len(l.stream)+len(c.Data) > policy.MaxCachedAnswer {
+	if len(l.stream)+len(c.Data) > cachespec.MaxAnswer {
 		l.stream, l.tooLong = nil, true
 		return
 	}
@@ -196,13 +185,13 @@ func (f *Filter) gather(x *filters.Exchange, l *lookup, c *filters.Chunk) {
 	if a == nil || x.Response.Status != http.StatusOK || !x.Usage.Known || x.Usage.Estimated || x.Sent.ErrorType != "" {
 		return
 	}
-	usage, _ := json.Marshal(openai.Usage{PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens,
+	usage, _ := json.Marshal(openaiapi.Usage{PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens,
 		TotalTokens: x.Usage.PromptTokens + x.Usage.CompletionTokens})
 	body, ok := collect(stream, usage)
 	if !ok {
 		return
 	}
-	l.answer = &cache.Entry{Body: body, Model: a.Target.Model.Name,
+	l.answer = &answercache.Entry{Body: body, Model: a.Target.Model.Name,
 		PromptTokens: x.Usage.PromptTokens, CompletionTokens: x.Usage.CompletionTokens, CostMicros: x.Usage.CostMicros}
 }
 
@@ -239,13 +228,13 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 }
 
 // stale finds an answer up to stale_for past its ttl.
-func (f *Filter) stale(ctx context.Context, key string) (cache.Entry, bool) {
+func (f *Filter) stale(ctx context.Context, key string) (answercache.Entry, bool) {
 	maxAge := f.args.TTL + f.args.StaleFor
 	if e, ok := f.mem.Get(key, f.now(), maxAge); ok {
 		return e, true
 	}
 	if f.shared == nil {
-		return cache.Entry{}, false
+		return answercache.Entry{}, false
 	}
 	cctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
@@ -254,7 +243,7 @@ func (f *Filter) stale(ctx context.Context, key string) (cache.Entry, bool) {
 }
 
 // serve answers x with e from the request side.
-func (f *Filter) serve(x *filters.Exchange, e cache.Entry, how string) {
+func (f *Filter) serve(x *filters.Exchange, e answercache.Entry, how string) {
 	body, ctype := f.render(x, e)
 	h := []filters.Header{{Key: "content-type", Value: ctype}, {Key: filters.HeaderCache, Value: how}, {Key: filters.HeaderModel, Value: e.Model}}
 	if how == "stale" {
@@ -271,7 +260,7 @@ func (f *Filter) serve(x *filters.Exchange, e cache.Entry, how string) {
 // account makes e the request's usage, at no provider cost. A hit saved
 // what the answer cost when a provider made it; a degraded answer saved
 // nothing, since no provider could have answered it.
-func (f *Filter) account(x *filters.Exchange, e cache.Entry, how string) {
+func (f *Filter) account(x *filters.Exchange, e answercache.Entry, how string) {
 	x.Usage = filters.Usage{Known: true, PromptTokens: e.PromptTokens, CompletionTokens: e.CompletionTokens}
 	x.Cached = filters.Cached{How: how, Model: e.Model}
 	if how == "hit" {
@@ -281,7 +270,7 @@ func (f *Filter) account(x *filters.Exchange, e cache.Entry, how string) {
 }
 
 // render is e as the client asked for it: the completion, or its SSE.
-func (f *Filter) render(x *filters.Exchange, e cache.Entry) ([]byte, string) {
+func (f *Filter) render(x *filters.Exchange, e answercache.Entry) ([]byte, string) {
 	if !x.Chat.Stream {
 		return e.Body, "application/json"
 	}

@@ -11,15 +11,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
-	"github.com/switchyard/switchyard/state/cache"
+	"github.com/switchyard/switchyard/filters/cache/cachespec"
+	"github.com/switchyard/switchyard/state/answercache"
 )
 
 func exchange(t *testing.T, tenant, body string, header ...string) *filters.Exchange {
 	t.Helper()
-	chat, err := openai.ParseChatRequest([]byte(body))
+	chat, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func exchange(t *testing.T, tenant, body string, header ...string) *filters.Exch
 
 func TestKey(t *testing.T) {
 	t.Parallel()
-	f := newFilter(policy.DefaultCacheArgs(), nil, nil, time.Now)
+	f := newFilter(cachespec.Default(), nil, nil, time.Now)
 	base := `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
 	k0, ok := f.keyOf(exchange(t, "acme", base))
 	if !ok {
@@ -63,7 +64,7 @@ func TestKey(t *testing.T) {
 			}
 		})
 	}
-	only := policy.DefaultCacheArgs()
+	only := cachespec.Default()
 	only.Tenants = []string{"beta"}
 	if _, ok := newFilter(only, nil, nil, time.Now).keyOf(exchange(t, "acme", base)); ok {
 		t.Error("a route caching for beta only cached acme's request")
@@ -108,10 +109,10 @@ func TestSSE(t *testing.T) {
 
 func TestMemoryBounded(t *testing.T) {
 	t.Parallel()
-	m := cache.NewMemory(10 << 10)
+	m := answercache.NewMemory(10 << 10)
 	now := time.Now()
 	for i := range 100 {
-		m.Put(strings.Repeat("k", 8)+string(rune('a'+i%26))+string(rune('a'+i/26)), cache.Entry{Body: make([]byte, 1000), Stored: now})
+		m.Put(strings.Repeat("k", 8)+string(rune('a'+i%26))+string(rune('a'+i/26)), answercache.Entry{Body: make([]byte, 1000), Stored: now})
 	}
 	if b := m.Bytes(); b > 10<<10 || b < 8<<10 {
 		t.Errorf("memory holds %d bytes, bound 10 KiB", b)
@@ -133,8 +134,8 @@ func TestMemoryBounded(t *testing.T) {
 func TestStaleWindow(t *testing.T) {
 	t.Parallel()
 	stored := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	args := policy.DefaultCacheArgs() // ttl 5m, stale_for 1h
-	down := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "", "every provider is down")
+	args := cachespec.Default() // ttl 5m, stale_for 1h
+	down := openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "", "every provider is down")
 	const body = `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`
 	for _, tc := range []struct {
 		name     string
@@ -146,7 +147,7 @@ func TestStaleWindow(t *testing.T) {
 		{name: "fresh", age: time.Minute, refusal: down, want: true},
 		{name: "past the ttl, within stale_for", age: args.TTL + args.StaleFor - time.Second, refusal: down, want: true},
 		{name: "past stale_for", age: args.TTL + args.StaleFor + time.Second, refusal: down},
-		{name: "a refusal that is not every provider down", age: time.Minute, refusal: openai.Errorf(http.StatusTooManyRequests, openai.TypeRateLimit, "", "slow down")},
+		{name: "a refusal that is not every provider down", age: time.Minute, refusal: openaiapi.Errorf(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "", "slow down")},
 		{name: "degraded mode off", staleFor: -1, age: time.Minute, refusal: down},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestStaleWindow(t *testing.T) {
 			f := newFilter(a, nil, slog.Default(), func() time.Time { return now })
 			x := exchange(t, "acme", body)
 			key, _ := f.keyOf(x)
-			f.mem.Put(key, cache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: stored})
+			f.mem.Put(key, answercache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: stored})
 			got := f.Rescue(context.Background(), x, tc.refusal)
 			reply := x.TakeReply()
 			if got != tc.want || (reply != nil) != tc.want {
@@ -183,10 +184,10 @@ func TestStaleWindow(t *testing.T) {
 func TestHitSavesTheAnswersCost(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	f := newFilter(policy.DefaultCacheArgs(), nil, slog.Default(), func() time.Time { return now })
+	f := newFilter(cachespec.Default(), nil, slog.Default(), func() time.Time { return now })
 	x := exchange(t, "acme", `{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`)
 	key, _ := f.keyOf(x)
-	f.mem.Put(key, cache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: now.Add(-time.Second)})
+	f.mem.Put(key, answercache.Entry{Body: []byte(`{"object":"chat.completion"}`), Model: "m", PromptTokens: 3, CompletionTokens: 2, CostMicros: 9, Stored: now.Add(-time.Second)})
 	if err := f.RequestBody(context.Background(), x); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 )
 
 func init() { filters.Register("catalog", New) }
@@ -32,7 +33,7 @@ type Filter struct {
 
 // New builds the catalog filter.
 func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{created: 1704067200}, nil
@@ -40,11 +41,6 @@ func New(ref policy.FilterRef, _ filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "catalog" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller)}
-}
 
 // listing is one model of the list: the id clients send, and what serves
 // it (nil for an alias of auto).
@@ -67,7 +63,7 @@ type Pattern struct {
 
 // openaiModel is a model in OpenAI's shape, with what the gateway adds.
 type openaiModel struct {
-	openai.Model
+	openaiapi.Model
 	AliasOf string `json:"alias_of,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 }
@@ -81,7 +77,7 @@ type openaiList struct {
 // anthropicModel is a model in Anthropic's shape, with what the gateway
 // adds.
 type anthropicModel struct {
-	anthropic.Model
+	anthropicapi.Model
 	AliasOf string `json:"alias_of,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 }
@@ -97,12 +93,12 @@ type anthropicList struct {
 // RequestHeaders implements [filters.RequestHeadersHook].
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodGet {
-		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
+		return filters.Reject(http.StatusMethodNotAllowed, openaiapi.TypeInvalidRequest, "method_not_allowed", "use GET on %s", x.Route.Path)
 	}
 	if one := strings.TrimPrefix(x.Path, x.Route.Path+"/"); one != x.Path {
 		l, ok := f.one(x, one)
 		if !ok {
-			return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+			return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 				"the model '%s' does not exist or you do not have access to it", one)
 		}
 		x.Respond(http.StatusOK, f.entry(x, l))
@@ -183,7 +179,7 @@ func patterns(x *filters.Exchange) []Pattern {
 }
 
 func (f *Filter) openai(l listing) openaiModel {
-	m := openaiModel{Model: openai.Model{ID: l.id, Object: "model", Created: f.created, OwnedBy: owner(l)}, AliasOf: l.aliasOf}
+	m := openaiModel{Model: openaiapi.Model{ID: l.id, Object: "model", Created: f.created, OwnedBy: owner(l)}, AliasOf: l.aliasOf}
 	if l.model != nil && l.model.Pattern != nil {
 		m.Pattern = l.model.Pattern.Match
 	}
@@ -193,7 +189,7 @@ func (f *Filter) openai(l listing) openaiModel {
 func (f *Filter) anthropic(l listing) anthropicModel {
 	o := f.openai(l)
 	return anthropicModel{
-		Model:   anthropic.Model{ID: l.id, Type: "model", DisplayName: l.id, CreatedAt: time.Unix(f.created, 0).UTC().Format(time.RFC3339)},
+		Model:   anthropicapi.Model{ID: l.id, Type: "model", DisplayName: l.id, CreatedAt: time.Unix(f.created, 0).UTC().Format(time.RFC3339)},
 		AliasOf: o.AliasOf, Pattern: o.Pattern,
 	}
 }

@@ -23,11 +23,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/configs/reload"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/manage"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
@@ -49,11 +50,13 @@ type Filter struct {
 	sessions *sessions
 	gate     *manage.Gate
 	now      func() time.Time
+	// tracing is the policy's, for the link from a request to its trace.
+	tracing *policy.Tracing
 }
 
 // New builds the console filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{
@@ -61,15 +64,12 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 		usage: report.Source{Writer: deps.Ledger, Ledger: deps.Usage},
 		trail: deps.Audit, loads: deps.Loads, log: deps.Log(),
 		sessions: process, gate: manage.NewGate(time.Now), now: time.Now,
+		tracing: deps.Policy.Gateway.Tracing,
 	}, nil
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "console" }
-
-// Uses implements [filters.Declarer]: the console works on its own
-// session and shares nothing through the Exchange.
-func (*Filter) Uses() []filters.Use { return nil }
 
 // securityHeaders go on every answer. The policy allows scripts, styles,
 // images and requests from the console's own origin only: no inline
@@ -249,7 +249,7 @@ func clip(s string) string {
 // console calls; any other failure is logged, and the browser told only
 // where to look.
 func (f *Filter) refusal(c *call, err error) (int, string) {
-	var oe *openai.Error
+	var oe *openaiapi.Error
 	if errors.As(err, &oe) {
 		return oe.Status, oe.Message
 	}

@@ -27,7 +27,7 @@ func (r *rig) seed() {
 			Attempts: 2, FallbackReasons: []string{"anthropic/big: 503"}, Status: 200, InputTokens: 10, OutputTokens: 5, CostMicros: 30, CachedTokens: 4, CacheHit: true},
 		{RequestID: "r-failed", Tenant: "beta", Route: "chat", RequestedModel: "big", ServedModel: "small", Provider: "openai",
 			Attempts: 2, FallbackReasons: []string{"anthropic/big: no response", "openai/small: 502"}, Status: 502, ErrorType: "upstream_error",
-			RouteReason: "requested model, then fallback"},
+			RouteReason: "requested model, then fallback", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"},
 		{RequestID: "r-refused", Tenant: "beta", Route: "chat", RequestedModel: "big", Status: 429, ErrorType: "insufficient_quota"},
 	}
 	for i := range recs {
@@ -175,10 +175,14 @@ func TestRequests(t *testing.T) {
 		`<tr data-attempt="2"><td class="n">2</td><td>openai</td><td>small</td><td>502</td><td>provider: error</td></tr>`,
 		`provider: 502 (upstream_error)`,
 		`<dd id="route-reason">requested model, then fallback</dd>`,
+		`<dd id="trace"><a href="http://127.0.0.1:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736">4bf92f3577b34da6a3ce929d0e0e4736</a></dd>`,
 	} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("r-failed lacks %s:\n%s", want, a.body)
 		}
+	}
+	if a := r.do("GET", "/console/requests/r-ok", withCookie(cookie), ""); !strings.Contains(a.body, `<dd id="trace">—</dd>`) {
+		t.Errorf("a request without a trace links to one:\n%s", a.body)
 	}
 	if a := r.do("GET", "/console/requests/nope", withCookie(cookie), ""); a.status != 404 {
 		t.Errorf("an unknown request: %d", a.status)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/state/ledger"
 )
 
@@ -43,7 +43,7 @@ func parseTime(field, s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return t, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_query",
+		return t, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_query",
 			"%s must be a time such as 2026-01-02T15:04 (UTC); got %q", field, s)
 	}
 	return t, nil
@@ -66,7 +66,7 @@ func statusMatch(s string) (func(int) bool, error) {
 	}
 	code, err := strconv.Atoi(s)
 	if err != nil || code < 100 || code > 599 {
-		return nil, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_query",
+		return nil, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_query",
 			"status must be all, ok, error, 4xx, 5xx or a status code; got %q", s)
 	}
 	return func(c int) bool { return c == code }, nil
@@ -129,6 +129,9 @@ type requestView struct {
 	Attempts []attempt
 	// Blame says whose doing the request's end was.
 	Blame string
+	// TraceURL is where the request's trace is seen, "" without a
+	// viewer (gateway.tracing.viewer) or a trace.
+	TraceURL string
 }
 
 // attempt is one try of a request on one provider, as the ledger tells
@@ -151,10 +154,10 @@ func (f *Filter) request(ctx context.Context, c *call, id string) (any, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_request",
-			"the ledger holds no request %q (yet: a request is recorded once it ends)", openai.Clip(id))
+		return nil, openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_request",
+			"the ledger holds no request %q (yet: a request is recorded once it ends)", openaiapi.Clip(id))
 	}
-	v := &requestView{R: r, Attempts: attempts(r), Blame: endBlame(r)}
+	v := &requestView{R: r, Attempts: attempts(r), Blame: endBlame(r), TraceURL: f.tracing.ViewerURL(r.TraceID)}
 	return v, nil
 }
 

@@ -41,6 +41,7 @@ var rigPolicy = fmt.Sprintf(`
 gateway:
   admin_key_sha256: %s
   governor: {high_at: 0.5, cheap_only_at: 0.9}
+  tracing: {collector: "127.0.0.1:4317", viewer: "http://127.0.0.1:16686/trace/{trace_id}"}
 providers:
   - {name: openai, kind: openai, base_url: "http://127.0.0.1:1"}
   - {name: anthropic, kind: anthropic, base_url: "http://127.0.0.1:2"}

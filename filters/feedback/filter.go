@@ -13,12 +13,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 func init() { filters.Register("feedback", New) }
@@ -33,6 +35,7 @@ const maxRequestID = 128
 type Filter struct {
 	src     report.Source
 	cal     *calibration.Calibrator // nil: no auto route learns from ratings
+	learn   *priors.Learner         // nil: no route learns domain priors
 	now     func() time.Time
 	metrics *metrics
 }
@@ -58,31 +61,23 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 
 // New builds the feedback filter; it takes no arguments.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
+	return &Filter{src: report.Source{Writer: deps.Ledger, Ledger: deps.Usage}, cal: deps.Calibration, learn: deps.Priors, now: time.Now, metrics: collectors.For(deps.Metrics, newMetrics)}, nil
 }
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "feedback" }
 
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-	}
-}
-
 // RequestHeaders implements [filters.RequestHeadersHook]: only POST, only
 // with a tenant's key, before the body is read.
 func (f *Filter) RequestHeaders(_ context.Context, x *filters.Exchange) error {
 	if x.Method != http.MethodPost {
-		return filters.Reject(http.StatusMethodNotAllowed, openai.TypeInvalidRequest, "method_not_allowed", "use POST on %s", x.Route.Path)
+		return filters.Reject(http.StatusMethodNotAllowed, openaiapi.TypeInvalidRequest, "method_not_allowed", "use POST on %s", x.Route.Path)
 	}
 	if x.Caller.Tenant == nil {
-		return filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "missing_api_key", "feedback needs the API key that made the request")
+		return filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "missing_api_key", "feedback needs the API key that made the request")
 	}
 	return nil
 }
@@ -130,7 +125,7 @@ func parse(b []byte) (id string, score float64, err error) {
 }
 
 func bad(param, format string, args ...any) error {
-	e := filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_feedback", format, args...)
+	e := filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_feedback", format, args...)
 	if param != "" {
 		e = e.WithParam(param)
 	}
@@ -161,7 +156,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		return err
 	}
 	if !ok {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "request_not_found",
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "request_not_found",
 			"your tenant made no request with the ID %q (it may also not be recorded yet)", id).WithParam("request_id")
 	}
 	// A request is rated once: the ledger keeps the first rating, and a
@@ -175,9 +170,14 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	}
 	f.metrics.ratings.WithLabelValues(rec.Route, tenant, model).Inc()
 	f.metrics.score.WithLabelValues(rec.Route, tenant, model).Add(score)
-	if f.cal != nil && weakAnswer(&rec) {
+	if weakAnswer(&rec) {
 		// An app's rating moves its own tenant's routing only.
-		f.cal.Rate(rec.Route, tenant, score)
+		if f.cal != nil {
+			f.cal.Rate(rec.Route, tenant, score)
+		}
+		if k, err := priors.ParseKey(rec.App, rec.Domain); f.learn != nil && err == nil {
+			f.learn.Rate(rec.Route, tenant, k.App, k.FP, rec.RoutingScore, score, "feedback")
+		}
 	}
 	body, err := json.Marshal(Answer{Object: "feedback", RequestID: id, Score: score, Route: rec.Route, Model: rec.Model()})
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/ledgertest"
+	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 const testPolicy = `
@@ -174,9 +176,9 @@ func TestOnlyTheTenantThatAskedMayRate(t *testing.T) {
 
 // TestWeakAnswersTeachTheRouter: ratings of auto-routed answers a cheaper
 // model gave reach the calibrator of routing.auto.adjust (thumbs down on
-// them raise the route's strong share at the next refresh); ratings of
-// answers the strongest model gave, of requests that named their model,
-// or of failures do not.
+// them raise the route's strong share at the next refresh) and, on a
+// learning route, the request's domain; ratings of answers the strongest
+// model gave, of requests that named their model, or of failures do not.
 func TestWeakAnswersTeachTheRouter(t *testing.T) {
 	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(testPolicy)}})
 	if err != nil {
@@ -188,9 +190,10 @@ func TestWeakAnswersTeachTheRouter(t *testing.T) {
 		weak bool
 	}{
 		{"auto, cheaper model", ledger.Record{Status: 200, CostMicros: 10, StrongCostMicros: 90}, true},
-		{"auto, the strongest model", ledger.Record{Status: 200, CostMicros: 90, StrongCostMicros: 90}, false},
+		{"auto, cheaper model, a domain of a learning route", ledger.Record{Status: 200, CostMicros: 10, StrongCostMicros: 90, Domain: "00000000000000aa", RoutingScore: 0.3}, true},
+		{"auto, the strongest model", ledger.Record{Status: 200, CostMicros: 90, StrongCostMicros: 90, Domain: "00000000000000aa"}, false},
 		{"model named by the client", ledger.Record{Status: 200, CostMicros: 10}, false},
-		{"auto, failed", ledger.Record{Status: 502, StrongCostMicros: 90}, false},
+		{"auto, failed", ledger.Record{Status: 502, StrongCostMicros: 90, Domain: "00000000000000aa"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,14 +203,18 @@ func TestWeakAnswersTeachTheRouter(t *testing.T) {
 			db, w := ledgertest.WithWriter(t)
 			cal := calibration.New("a", nil, nil, nil)
 			cal.Track("chat", calibration.Target{Share: 0.4, HalfLife: time.Hour, MinSamples: 200, Adjust: &calibration.Adjust{Min: 0.3, Max: 0.6, Bar: 0.9}})
-			fl, err := New(policy.FilterRef{Name: "feedback"}, filters.Deps{Policy: p, Ledger: w, Usage: db, Metrics: prometheus.NewRegistry(), Calibration: cal})
+			learner := priors.New(store.NewMemory(store.Options{}), nil, nil)
+			if _, err := learner.Track("chat", priors.Config{Curve: []float64{0.75, 1}, HalfLife: time.Hour, MaxDomains: 10, PriorWeight: 8}); err != nil {
+				t.Fatal(err)
+			}
+			fl, err := New(policy.FilterRef{Name: "feedback"}, filters.Deps{Policy: p, Ledger: w, Usage: db, Metrics: prometheus.NewRegistry(), Calibration: cal, Priors: learner})
 			if err != nil {
 				t.Fatal(err)
 			}
 			f := fl.(*Filter)
 			for i := range 30 {
 				rec := tt.rec
-				rec.RequestID, rec.Time, rec.Tenant, rec.Route, rec.ServedModel = "r"+strconv.Itoa(i), ledgertest.T0, "acme", "chat", "gpt"
+				rec.RequestID, rec.Time, rec.Tenant, rec.App, rec.Route, rec.ServedModel = "r"+strconv.Itoa(i), ledgertest.T0, "acme", "web", "chat", "gpt"
 				w.Write(rec)
 				x := &filters.Exchange{ID: "fb", Policy: p, Route: p.Routes[0], Method: http.MethodPost, Path: "/v1/feedback",
 					Body: []byte(`{"request_id":"` + rec.RequestID + `","thumbs":"down"}`), Caller: filters.Caller{Tenant: p.Tenants[0]}}
@@ -223,6 +230,17 @@ func TestWeakAnswersTeachTheRouter(t *testing.T) {
 			// One tenant's ratings move no other tenant's routing.
 			if other := cal.Share("chat", "globex", 0.4); other != 0.4 {
 				t.Errorf("another tenant's share moved to %g", other)
+			}
+			learner.Refresh(context.Background())
+			verdicts := 0.0
+			for _, d := range learner.Report("chat", "") {
+				if d.Tenant != "acme" || d.App != "web" || d.Domain != "00000000000000aa" {
+					t.Errorf("a rating taught %+v", d)
+				}
+				verdicts += d.Verdicts
+			}
+			if want := map[bool]float64{true: 30}[tt.weak && tt.rec.Domain != ""]; verdicts != want {
+				t.Errorf("the domain took %v ratings, want %v", verdicts, want)
 			}
 		})
 	}

@@ -4,6 +4,15 @@
 // the same conversation. Each verdict is a rating the route's calibrator
 // takes like an app's feedback, so the strong share moves with evidence
 // even where no app rates its answers.
+//
+// On a route that learns domain priors (routing.learn) the verdicts also
+// teach the request's domain, and the judge grades the other way round
+// too: a drawn request the strong model served has the weak model answer
+// it again, and that answer is graded against the served one, at a weak
+// model's price. The strong answers it buys to grade weak ones against
+// are the learning's exploration, held to its share of the route's strong
+// calls; its draws lean toward the domains whose estimates are least
+// sure.
 package judge
 
 import (
@@ -29,11 +38,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/judge/judgespec"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 func init() { filters.Register("judge", New) }
@@ -53,12 +64,14 @@ const (
 
 // Filter grades a sample of one route's weaker answers.
 type Filter struct {
-	args      policy.JudgeArgs
+	args      judgespec.Args
 	reference string // the model whose answer is the reference
+	weak      string // the model whose answer a strong one is graded against
 	key       string // the virtual key of the judge's calls
 	url       string // the route on the gateway's listener
 	route     string
 	cal       *calibration.Calibrator
+	learn     *priors.Learner
 	ledger    ledger.Ledger // nil: verdicts are not recorded
 	log       *slog.Logger
 	metrics   *metrics
@@ -78,10 +91,17 @@ type job struct {
 	requestID string
 	tenant    string // "" on a route without auth
 	served    string
-	// ask is the reference request's body; conversation the messages the
-	// judge reads.
+	// domain is the request's domain on a learning route (nil
+	// elsewhere), score its complexity score; shadow is set when the
+	// strong model served it and the weak model's answer is the one
+	// graded, against it.
+	domain *priors.Domain
+	score  float64
+	shadow bool
+	// ask is the other model's request body; conversation the messages
+	// the judge reads.
 	ask          []byte
-	conversation []openai.Message
+	conversation []openaiapi.Message
 	answer       string
 	// trace is the graded request's: the grading is a trace of its own,
 	// linked to it.
@@ -99,7 +119,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 	m := &metrics{
 		gradings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_judge_gradings_total",
-			Help: "Sampled answers of auto routing's weaker models, by route, tenant, served model and outcome: graded, no_verdict (the judge's reply held no rating), failed (a call failed), rate_limited (past max_per_minute), busy (too many gradings at once).",
+			Help: "Sampled answers of auto routing's weaker models, by route, tenant, served model and outcome: graded, shadow (on a learning route, a strong answer the weak model's was graded against), no_verdict (the judge's reply held no rating), failed (a call failed), rate_limited (past max_per_minute), busy (too many gradings at once), no_budget (the learning's exploration had no strong call left).",
 		}, []string{"route", "tenant", "model", "outcome"}),
 		score: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchyard_judge_score_total",
@@ -111,7 +131,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 
 // New builds the judge filter of a route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	args, err := policy.ParseJudgeArgs(ref)
+	args, err := judgespec.Parse(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +145,12 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 			return nil, errors.New("judge: the policy has no chat model to answer the reference")
 		}
 		reference = m.Name
+	}
+	weak := args.Weak
+	if weak == "" {
+		if m := cheapest(deps.Policy); m != nil {
+			weak = m.Name
+		}
 	}
 	var key string
 	if deps.Secrets != nil {
@@ -140,13 +166,24 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 		base = "http://" + net.JoinHostPort(loopback(deps.Policy.Gateway.ListenHost), strconv.Itoa(deps.Policy.Gateway.ListenPort))
 	}
 	return &Filter{
-		args: args, reference: reference, key: key, url: strings.TrimRight(base, "/") + deps.Route.Path, route: deps.Route.Name,
-		cal: deps.Calibration, ledger: deps.Usage, log: deps.Log(), metrics: collectors.For(deps.Metrics, newMetrics),
+		args: args, reference: reference, weak: weak, key: key, url: strings.TrimRight(base, "/") + deps.Route.Path, route: deps.Route.Name,
+		cal: deps.Calibration, learn: deps.Priors, ledger: deps.Usage, log: deps.Log(), metrics: collectors.For(deps.Metrics, newMetrics),
 		limiter: rate.NewLimiter(rate.Limit(float64(args.MaxPerMinute)/60), args.MaxPerMinute),
 		slots:   make(chan struct{}, maxGradings),
 		client:  &http.Client{Timeout: gradeTimeout},
 		draw:    rand.Float64,
 	}, nil
+}
+
+// cheapest is the policy's cheapest chat model, by its blended price.
+func cheapest(p *policy.Policy) *policy.Model {
+	var best *policy.Model
+	for _, m := range p.Models {
+		if m.Caps.Has(policy.CapChat) && (best == nil || m.Price.InputPerMTok+m.Price.OutputPerMTok < best.Price.InputPerMTok+best.Price.OutputPerMTok) {
+			best = m
+		}
+	}
+	return best
 }
 
 // loopback is where this node's own listener is reached.
@@ -163,26 +200,23 @@ func loopback(host string) string {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "judge" }
 
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Reads(filters.PhaseDone, filters.FieldSent),
-		filters.Reads(filters.PhaseDone, filters.FieldCached),
-	}
-}
-
 // RequestBody implements [filters.RequestBodyHook]: an auto-routed chat
-// request is drawn for grading with the route's sample rate. Requests
-// with tools or images are left out: the judge reads text.
+// request is drawn for grading with the route's sample rate, weighed on
+// a learning route by its domain's weight. Requests with tools or images
+// are left out: the judge reads text.
 func (f *Filter) RequestBody(_ context.Context, x *filters.Exchange) error {
 	c := x.Chat
 	if c == nil || x.Route == nil || c.Model != x.Route.Routing.AutoModel || c.UsesTools() || c.HasImages() || c.Choices() != 1 {
 		return nil
 	}
-	if f.draw() >= f.args.Sample {
+	sample := f.args.Sample
+	if d := x.Routing.Domain; d != nil && d.JudgeWeight() > 0 {
+		sample *= d.JudgeWeight()
+	}
+	if f.draw() >= sample {
 		return nil
 	}
-	j := &job{requestID: x.ID, trace: x.Trace}
+	j := &job{requestID: x.ID, trace: x.Trace, domain: x.Routing.Domain, score: x.Routing.Score}
 	if x.Caller.Tenant != nil {
 		j.tenant = x.Caller.Tenant.Name
 	}
@@ -201,7 +235,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !ok {
 		return nil
 	}
-	var answer openai.ChatCompletion
+	var answer openaiapi.ChatCompletion
 	if json.Unmarshal(c.Data, &answer) == nil && len(answer.Choices) > 0 && answer.Choices[0].Message.Content != nil {
 		v.(*job).answer = *answer.Choices[0].Message.Content
 	}
@@ -210,17 +244,26 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 
 // Done implements [filters.DoneHook]: a sampled answer that a model other
 // than the reference gave, and that its client received whole, is graded
-// in the background, within the route's rate and concurrency bounds.
+// in the background, within the route's rate and concurrency bounds; on
+// a learning route so is one the reference gave, against the weak
+// model's, and a weaker one only while the learning may buy its
+// reference.
 func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	v, ok := f.pending.LoadAndDelete(x)
 	if !ok || cause != nil || x.Response.Status != http.StatusOK || x.Cached.How != "" {
 		return
 	}
 	a := x.LastAttempt()
-	if a == nil || a.Target.Model == nil || a.Target.Model.Name == f.reference {
+	j := v.(*job)
+	if a == nil || a.Target.Model == nil {
 		return
 	}
-	j := v.(*job)
+	if a.Target.Model.Name == f.reference {
+		if j.domain == nil || f.learn == nil || f.weak == "" || f.weak == f.reference {
+			return
+		}
+		j.shadow = true
+	}
 	if x.Response.Streaming {
 		if !x.Sent.Complete || x.Sent.ErrorType != "" {
 			return
@@ -241,8 +284,17 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 		f.metrics.gradings.WithLabelValues(f.route, j.tenant, j.served, "busy").Inc()
 		return
 	}
+	other := f.reference
+	switch {
+	case j.shadow:
+		other = f.weak
+	case j.domain != nil && f.learn != nil && !j.domain.Explore():
+		<-f.slots
+		f.metrics.gradings.WithLabelValues(f.route, j.tenant, j.served, "no_budget").Inc()
+		return
+	}
 	ask := *x.Chat
-	ask.Model, ask.Stream, ask.StreamOptions, ask.User, ask.Metadata = f.reference, false, nil, "", nil
+	ask.Model, ask.Stream, ask.StreamOptions, ask.User, ask.Metadata = other, false, nil, "", nil
 	body, err := json.Marshal(&ask)
 	if err != nil {
 		<-f.slots
@@ -252,8 +304,9 @@ func (f *Filter) Done(_ context.Context, x *filters.Exchange, cause error) {
 	go f.grade(j)
 }
 
-// grade asks the reference model for its answer, then the judge model for
-// its verdict, and hands the score to the route's calibrator.
+// grade asks the other model (the reference, or for a shadow grading the
+// weak model) for its answer, then the judge model for its verdict, and
+// hands the score to the route's calibrator and the domain's prior.
 func (f *Filter) grade(j *job) {
 	outcome := "failed"
 	defer func() {
@@ -278,13 +331,17 @@ func (f *Filter) grade(j *job) {
 		}
 		span.End()
 	}()
-	reference, err := f.complete(ctx, j.ask)
+	other, err := f.complete(ctx, j.ask)
 	if err != nil {
-		f.log.Warn("judge: the reference answer failed", "request_id", j.requestID, "route", f.route, "model", f.reference, "error", err.Error())
+		f.log.Warn("judge: the other model's answer failed", "request_id", j.requestID, "route", f.route, "shadow", j.shadow, "error", err.Error())
 		return
 	}
+	reference, candidate := other, j.answer
+	if j.shadow {
+		reference, candidate = j.answer, other
+	}
 	tokens := verdictTokens
-	verdict, err := f.complete(ctx, mustJSON(&openai.ChatRequest{Model: f.args.Model, Messages: gradingMessages(j.conversation, reference, j.answer), MaxTokens: &tokens}))
+	verdict, err := f.complete(ctx, mustJSON(&openaiapi.ChatRequest{Model: f.args.Model, Messages: gradingMessages(j.conversation, reference, candidate), MaxTokens: &tokens}))
 	if err != nil {
 		f.log.Warn("judge: the verdict failed", "request_id", j.requestID, "route", f.route, "model", f.args.Model, "error", err.Error())
 		return
@@ -294,9 +351,20 @@ func (f *Filter) grade(j *job) {
 		outcome = "no_verdict"
 		return
 	}
-	outcome = "graded"
 	span.AddEvent("gen_ai.evaluation.result", trace.WithAttributes(
 		attribute.String("gen_ai.evaluation.name", "switchyard.judge"), attribute.Float64("gen_ai.evaluation.score.value", score)))
+	if j.domain != nil && f.learn != nil {
+		k := j.domain.Key()
+		f.learn.Rate(f.route, j.tenant, k.App, k.FP, j.score, score, "judge")
+	}
+	if j.shadow {
+		// A grade of an answer nobody was served: it teaches the domain
+		// only, not the route's share nor the request's record.
+		outcome = "shadow"
+		f.log.Info("judge: graded the weak model's answer against a strong one", "request_id", j.requestID, "route", f.route, "tenant", j.tenant, "model", f.weak, "score", score)
+		return
+	}
+	outcome = "graded"
 	f.metrics.score.WithLabelValues(f.route, j.tenant, j.served).Add(score)
 	if f.cal != nil {
 		// The judge is the gateway's own: its verdicts move the route's
@@ -313,7 +381,7 @@ func (f *Filter) grade(j *job) {
 	f.log.Info("judge: graded", "request_id", j.requestID, "route", f.route, "tenant", j.tenant, "model", j.served, "score", score)
 }
 
-func mustJSON(r *openai.ChatRequest) []byte {
+func mustJSON(r *openaiapi.ChatRequest) []byte {
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(err) // plain structs: cannot happen
@@ -351,7 +419,7 @@ func (f *Filter) complete(ctx context.Context, body []byte) (string, error) {
 		_ = json.Unmarshal(raw, &e)
 		return "", fmt.Errorf("answered %d %s %s", resp.StatusCode, e.Error.Type, e.Error.Code)
 	}
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if err := json.Unmarshal(raw, &c); err != nil || len(c.Choices) == 0 || c.Choices[0].Message.Content == nil {
 		return "", errors.New("answered 200 without a text answer")
 	}

@@ -16,10 +16,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/judge/judgespec"
+	"github.com/switchyard/switchyard/filters/router/complexity"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 const testKey = "sk-judge-secret"
@@ -52,7 +56,7 @@ func (keySource) Resolve(policy.SecretRef) (string, error) { return testKey, nil
 // answers the reference model with a text and the judge model with reply.
 type gateway struct {
 	mu     sync.Mutex
-	calls  []openai.ChatRequest
+	calls  []openaiapi.ChatRequest
 	auth   []string
 	traces []string // each call's traceparent
 	reply  string
@@ -61,7 +65,7 @@ type gateway struct {
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	var req openai.ChatRequest
+	var req openaiapi.ChatRequest
 	_ = json.Unmarshal(raw, &req)
 	g.mu.Lock()
 	g.calls, g.auth = append(g.calls, req), append(g.auth, r.Header.Get("Authorization"))
@@ -77,15 +81,15 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Model == "grader" {
 		text = reply
 	}
-	_ = json.NewEncoder(w).Encode(openai.ChatCompletion{Object: "chat.completion", Model: req.Model,
-		Choices: []openai.Choice{{Message: openai.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: "stop"}}})
+	_ = json.NewEncoder(w).Encode(openaiapi.ChatCompletion{Object: "chat.completion", Model: req.Model,
+		Choices: []openaiapi.Choice{{Message: openaiapi.ResponseMessage{Role: "assistant", Content: &text}, FinishReason: "stop"}}})
 }
 
 // seen returns the calls so far and their Authorization headers.
-func (g *gateway) seen() ([]openai.ChatRequest, []string) {
+func (g *gateway) seen() ([]openaiapi.ChatRequest, []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]openai.ChatRequest(nil), g.calls...), append([]string(nil), g.auth...)
+	return append([]openaiapi.ChatRequest(nil), g.calls...), append([]string(nil), g.auth...)
 }
 
 func testPolicy(t *testing.T, args string) *policy.Policy {
@@ -117,6 +121,8 @@ type rig struct {
 	ledger *ratings
 	// trace is the served exchanges' trace; nil: tracing off.
 	trace *filters.Trace
+	// domain is the served exchanges' domain on a learning route.
+	domain *priors.Domain
 }
 
 func newRig(t *testing.T, args string) *rig {
@@ -141,12 +147,12 @@ func newRig(t *testing.T, args string) *rig {
 // model that served it, and its answer (streamed when stream is set).
 func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) {
 	t.Helper()
-	chat, perr := openai.ParseChatRequest([]byte(body))
+	chat, perr := openaiapi.ParseChatRequest([]byte(body))
 	if perr != nil {
 		t.Fatal(perr)
 	}
 	x := &filters.Exchange{ID: "req-1", Policy: r.p, Route: r.p.Routes[0], Chat: chat, Plan: []filters.Target{{Model: r.p.Model(served)}},
-		Caller: filters.Caller{Tenant: &policy.Tenant{Name: "acme"}}, Trace: r.trace}
+		Caller: filters.Caller{Tenant: &policy.Tenant{Name: "acme"}}, Trace: r.trace, Routing: filters.Routing{Score: 0.3, Domain: r.domain}}
 	ctx := context.Background()
 	if err := r.f.RequestBody(ctx, x); err != nil {
 		t.Fatal(err)
@@ -157,7 +163,7 @@ func (r *rig) serve(t *testing.T, body, served string, status int, stream bool) 
 	if stream {
 		x.Sent = filters.Sent{Text: []byte(answer), Complete: true}
 	} else {
-		b, _ := json.Marshal(openai.ChatCompletion{Choices: []openai.Choice{{Message: openai.ResponseMessage{Content: &answer}}}})
+		b, _ := json.Marshal(openaiapi.ChatCompletion{Choices: []openaiapi.Choice{{Message: openaiapi.ResponseMessage{Content: &answer}}}})
 		if err := r.f.ResponseChunk(ctx, x, &filters.Chunk{Data: b, EOS: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +180,7 @@ func (r *rig) outcomes(t *testing.T, served string) map[string]float64 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	got := map[string]float64{}
-	for _, o := range []string{"graded", "no_verdict", "failed", "rate_limited", "busy"} {
+	for _, o := range []string{"graded", "shadow", "no_verdict", "failed", "rate_limited", "busy", "no_budget"} {
 		if n := testutil.ToFloat64(r.f.metrics.gradings.WithLabelValues("chat", "acme", served, o)); n > 0 {
 			got[o] = n
 		}
@@ -288,7 +294,117 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := ff.(*Filter)
-	if f.reference != "strong" || f.url != "http://127.0.0.1:8080/v1/chat/completions" || f.args.Sample != policy.DefaultJudgeSample || f.args.MaxPerMinute != policy.DefaultJudgeMaxPerMinute {
-		t.Errorf("reference %q, url %q, sample %v, max_per_minute %d", f.reference, f.url, f.args.Sample, f.args.MaxPerMinute)
+	if f.reference != "strong" || f.weak != "weak" || f.url != "http://127.0.0.1:8080/v1/chat/completions" || f.args.Sample != judgespec.DefaultSample || f.args.MaxPerMinute != judgespec.DefaultMaxPerMinute {
+		t.Errorf("reference %q, weak %q, url %q, sample %v, max_per_minute %d", f.reference, f.weak, f.url, f.args.Sample, f.args.MaxPerMinute)
+	}
+}
+
+// learningRig is a rig whose exchanges come from a domain of a route that
+// learns, with the learner's strong-call budget for the judge.
+func learningRig(t *testing.T, strongCalls int) (*rig, *priors.Learner, *priors.Route) {
+	t.Helper()
+	r := newRig(t, `{model: grader, api_key: {env: K}, gateway_url: URL}`)
+	curve, err := complexity.DefaultCurve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := priors.New(store.NewMemory(store.Options{}), nil, nil)
+	pr, err := l.Track("chat", priors.Config{Curve: curve.Quality, HalfLife: time.Hour, MaxDomains: 10, PriorWeight: 8, Explore: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.f.learn, r.domain = l, pr.Domain("acme", "web", 42)
+	for range strongCalls {
+		r.domain.Routed(true)
+	}
+	return r, l, pr
+}
+
+// verdicts is what the learner took of acme's web domain, after a refresh.
+func verdicts(t *testing.T, l *priors.Learner) float64 {
+	t.Helper()
+	l.Refresh(context.Background())
+	for _, d := range l.Report("chat", "acme") {
+		if d.App == "web" {
+			return d.Verdicts
+		}
+	}
+	return 0
+}
+
+// TestShadowGrading: on a learning route, a drawn request the strong
+// model served has the weak model answer it again, and that answer is
+// graded against the served one; the verdict teaches the domain only,
+// not the route's share nor the request's record.
+func TestShadowGrading(t *testing.T) {
+	r, l, _ := learningRig(t, 0)
+	r.serve(t, autoBody, "strong", http.StatusOK, false)
+	if got := r.outcomes(t, "strong"); got["shadow"] != 1 || len(got) != 1 {
+		t.Fatalf("outcomes %v, want one shadow grading", got)
+	}
+	calls, _ := r.gw.seen()
+	if len(calls) != 2 || calls[0].Model != "weak" || calls[0].Stream {
+		t.Fatalf("calls %+v, want the weak model's answer, then the verdict", calls)
+	}
+	user := calls[1].Messages[len(calls[1].Messages)-1].Content.Text
+	// The served answer is the reference; the weak model's is the candidate.
+	if !strings.Contains(user, "<reference>\nthe weak answer\n</reference>") || !strings.Contains(user, "<candidate>\nthe reference answer\n</candidate>") {
+		t.Errorf("verdict request reads %q", user)
+	}
+	if n := verdicts(t, l); n != 1 {
+		t.Errorf("the domain took %v verdicts, want 1", n)
+	}
+	if got := r.ledger.seen(); len(got) != 0 {
+		t.Errorf("ledger ratings %+v: a shadow grade rates no served answer", got)
+	}
+	if s := testutil.ToFloat64(r.f.metrics.score.WithLabelValues("chat", "acme", "strong")); s != 0 {
+		t.Errorf("judged score of the strong model %v, want none", s)
+	}
+}
+
+// TestExplorationBudget: on a learning route a weak answer is graded only
+// while the learning may buy the strong reference, a share of the strong
+// calls routed.
+func TestExplorationBudget(t *testing.T) {
+	r, l, _ := learningRig(t, 0)
+	r.serve(t, autoBody, "weak", http.StatusOK, false)
+	if got := r.outcomes(t, "weak"); got["no_budget"] != 1 {
+		t.Fatalf("with no strong call routed: outcomes %v, want no_budget", got)
+	}
+	for range 20 { // 5 % of 20 strong calls: one reference
+		r.domain.Routed(true)
+	}
+	r.serve(t, autoBody, "weak", http.StatusOK, false)
+	r.serve(t, autoBody, "weak", http.StatusOK, false)
+	if got := r.outcomes(t, "weak"); got["graded"] != 1 || got["no_budget"] != 2 {
+		t.Errorf("outcomes %v, want one graded, then no_budget again", got)
+	}
+	if n := verdicts(t, l); n != 1 {
+		t.Errorf("the domain took %v verdicts, want 1", n)
+	}
+}
+
+// TestDrawLeansOnTheDomain: a domain's weight scales the judge's sample.
+func TestDrawLeansOnTheDomain(t *testing.T) {
+	r, l, route := learningRig(t, 0)
+	for range 300 {
+		route.Domain("acme", "known", 1).Routed(false)
+	}
+	for range 100 {
+		r.domain.Routed(false)
+	}
+	for range 200 {
+		l.Rate("chat", "acme", "known", 1, 0.5, 1, "judge")
+	}
+	l.Refresh(context.Background())
+	w := r.domain.JudgeWeight()
+	if w <= 1 {
+		t.Fatalf("a domain without verdicts weighs %v, want more than 1", w)
+	}
+	r.f.args.Sample = 0.2
+	r.f.draw = func() float64 { return 0.2 * (1 + w) / 2 } // between the plain sample and the weighted one
+	r.serve(t, autoBody, "strong", http.StatusOK, false)
+	if got := r.outcomes(t, "strong"); got["shadow"] != 1 {
+		t.Errorf("outcomes %v: the weighted draw should have taken it", got)
 	}
 }

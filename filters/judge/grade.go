@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // Bounds on what one grading sends the judge model, so that a long
@@ -24,7 +24,7 @@ const instructions = "You grade an AI assistant's answer. You are given a conver
 	"Reply with one line, \"Rating: N\", N an integer from 1 (wrong or useless) to 10 (as good as the reference, or better)."
 
 // gradingMessages is the judge model's conversation for one answer.
-func gradingMessages(conversation []openai.Message, reference, candidate string) []openai.Message {
+func gradingMessages(conversation []openaiapi.Message, reference, candidate string) []openaiapi.Message {
 	var b strings.Builder
 	b.WriteString("<conversation>\n")
 	b.WriteString(transcript(conversation))
@@ -33,15 +33,15 @@ func gradingMessages(conversation []openai.Message, reference, candidate string)
 	b.WriteString("\n</reference>\n<candidate>\n")
 	b.WriteString(clip(candidate, maxAnswer))
 	b.WriteString("\n</candidate>")
-	return []openai.Message{
-		{Role: "system", Content: openai.Content{Text: instructions, Set: true}},
-		{Role: "user", Content: openai.Content{Text: b.String(), Set: true}},
+	return []openaiapi.Message{
+		{Role: "system", Content: openaiapi.Content{Text: instructions, Set: true}},
+		{Role: "user", Content: openaiapi.Content{Text: b.String(), Set: true}},
 	}
 }
 
 // transcript renders the conversation as "role: text" lines, keeping its
 // end (the turn answered) when it is longer than maxTranscript.
-func transcript(msgs []openai.Message) string {
+func transcript(msgs []openaiapi.Message) string {
 	var b strings.Builder
 	for i := range msgs {
 		if i > 0 {

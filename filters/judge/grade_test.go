@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 func TestParseRating(t *testing.T) {
@@ -50,11 +50,11 @@ func FuzzParseRating(f *testing.F) {
 // TestGradingMessages: what the judge reads is bounded whatever the
 // conversation, keeps the turn answered, and stays valid UTF-8.
 func TestGradingMessages(t *testing.T) {
-	text := func(role, s string) openai.Message {
-		return openai.Message{Role: role, Content: openai.Content{Text: s, Set: true}}
+	text := func(role, s string) openaiapi.Message {
+		return openaiapi.Message{Role: role, Content: openaiapi.Content{Text: s, Set: true}}
 	}
 	long := strings.Repeat("é", maxTranscript)
-	conv := []openai.Message{text("system", "be brief"), text("user", long), text("assistant", "ok"), text("user", "and what of the last question?")}
+	conv := []openaiapi.Message{text("system", "be brief"), text("user", long), text("assistant", "ok"), text("user", "and what of the last question?")}
 	msgs := gradingMessages(conv, strings.Repeat("ü", maxAnswer), "the candidate")
 	if len(msgs) != 2 || msgs[0].Role != "system" || msgs[1].Role != "user" {
 		t.Fatalf("messages %+v", msgs)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
@@ -251,7 +251,7 @@ func (f *Filter) take(ctx context.Context, a *admission, c *claim) (*store.Budge
 			// The windows were only read: the refusal still tells the
 			// caller where its token limits stand.
 			a.headers.observeWindows(res.Windows.Lines, c.kinds)
-			e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+			e := filters.Reject(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "rate_limit_exceeded",
 				"rate limit reached for %s: a burst of %d requests, refilled at %s per second; try again in %s",
 				c.bucketOwners[i].describe(), b.BurstCapacity, strconv.FormatFloat(b.ReplenishRate, 'f', -1, 64), seconds(r.RetryAfter))
 			return nil, f.refuse(a, c.bucketOwners[i].kind, "bucket", e, r.RetryAfter)
@@ -295,7 +295,7 @@ func (f *Filter) windowRefusal(a *admission, c *claim, res store.WindowResult) e
 	if c.kinds[i].tokens {
 		unit, limit = "tokens", "tpm"
 	}
-	e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+	e := filters.Reject(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "rate_limit_exceeded",
 		"rate limit reached for %s on %s per minute: limit %d, used %d, requested %d; try again in %s",
 		s.describe(), unit, l.Limit, st.Used, l.Amount, seconds(st.ResetIn))
 	if l.Amount > l.Limit {
@@ -365,7 +365,7 @@ func tenantGroup(t *policy.Tenant) string { return store.Scope{Tenant: t.Name}.S
 
 // refuse counts a refusal and dresses it with the rate-limit headers and
 // retry-after.
-func (f *Filter) refuse(a *admission, scopeKind, limit string, e *openai.Error, retry time.Duration) error {
+func (f *Filter) refuse(a *admission, scopeKind, limit string, e *openaiapi.Error, retry time.Duration) error {
 	f.metrics.refusals.WithLabelValues(a.tenant.Name, a.app, scopeKind, limit).Inc()
 	e.WithHeader("retry-after", strconv.FormatInt(retrySeconds(retry), 10))
 	for _, h := range a.headers.list() {
@@ -389,7 +389,7 @@ func (f *Filter) outage(a *admission, open bool, limit, what string, err error) 
 	if open {
 		return nil
 	}
-	e := filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "quota_unavailable",
+	e := filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "quota_unavailable",
 		"the gateway cannot check your %s right now and this limit does not let requests through unchecked; try again shortly", what)
 	return f.refuse(a, "tenant", "store_outage", e, time.Second)
 }

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchyard/switchyard/bench/cputime"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/auth"
@@ -162,13 +162,13 @@ func benchCycle(b *testing.B, st store.Store, trips *redistest.Trips, redisAddr,
 		before = redisCPU()
 		trips.Reset()
 	}
-	cpu := processCPU()
+	cpu := cputime.Process()
 	b.ResetTimer()
 	for i := range b.N {
 		cycle(i)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	if trips != nil {
 		b.ReportMetric(float64(trips.Count())/float64(b.N), "roundtrips/op")
 		b.ReportMetric(float64(redisCPU()-before)/float64(b.N), "redis-cpu-ns/op")
@@ -216,13 +216,4 @@ func redisCPUReader(b *testing.B, addr string) func() time.Duration {
 		}
 		return time.Duration(total * float64(time.Second))
 	}
-}
-
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

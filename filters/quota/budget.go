@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
@@ -49,13 +49,13 @@ func demandOf(x *filters.Exchange) demand {
 		if x.FitPrompt > 0 {
 			d.prompt, d.fit = x.FitPrompt, true
 		} else {
-			d.prompt = openai.EstimatePromptTokens(x.Chat)
+			d.prompt = openaiapi.EstimatePromptTokens(x.Chat)
 		}
 		return d
 	case x.Embeddings != nil:
 		n := 0
 		for _, s := range x.Embeddings.Input.Texts {
-			n += max(1, openai.TextTokens(s))
+			n += max(1, openaiapi.TextTokens(s))
 		}
 		for _, t := range x.Embeddings.Input.Tokens {
 			n += max(1, len(t))
@@ -278,7 +278,7 @@ func capCost(sc []scope, p *fit) *costly {
 }
 
 func (f *Filter) maxCostRefusal(a *admission, c *costly) error {
-	e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
+	e := filters.Reject(http.StatusTooManyRequests, openaiapi.TypeInsufficientQuota, "insufficient_quota",
 		"this request may cost up to %s USD, above the max_cost_per_request of %s (%s USD); lower max_tokens or shorten the prompt",
 		usd(c.worst), c.scope.describe(), usd(c.scope.maxCost)).WithHeader("x-should-retry", "false")
 	return f.refuse(a, c.scope.kind, "max_cost", e, 0)
@@ -324,7 +324,7 @@ func (f *Filter) overBudget(a *admission, be *store.BudgetExceededError, s scope
 		renew = time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
 		limit = "monthly_budget"
 	}
-	e := filters.Reject(http.StatusTooManyRequests, openai.TypeInsufficientQuota, "insufficient_quota",
+	e := filters.Reject(http.StatusTooManyRequests, openaiapi.TypeInsufficientQuota, "insufficient_quota",
 		"the %s budget of %s is exhausted: %s of %s USD left, and this request may cost up to %s USD; it renews at %s",
 		be.Line.Period, s.describe(), usd(be.Remaining), usd(be.Line.Limit), usd(be.Requested), renew.Format(time.RFC3339)).
 		WithHeader("x-should-retry", "false")

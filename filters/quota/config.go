@@ -1,12 +1,12 @@
 package quota
 
-import "github.com/switchyard/switchyard/configs/policy"
+import (
+	"github.com/switchyard/switchyard/filters/quota/quotaspec"
+)
 
 // Config is the quota filter's arguments on a route (configs/policy checks
 // them at load, for xds too).
-type Config = policy.QuotaArgs
+type Config = quotaspec.Args
 
 // DefaultConfig is what a route that lists "quota" without arguments gets.
-func DefaultConfig() Config { return policy.DefaultQuotaArgs() }
-
-func parse(ref policy.FilterRef) (Config, error) { return policy.ParseQuotaArgs(ref) }
+func DefaultConfig() Config { return quotaspec.Default() }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/translate"
@@ -117,7 +117,7 @@ func TestWorkedExample(t *testing.T) {
 		}
 	})
 
-	r2 := func(t *testing.T, overBudget string) (*rig, *filters.Exchange, *openai.Error) {
+	r2 := func(t *testing.T, overBudget string) (*rig, *filters.Exchange, *openaiapi.Error) {
 		r := newRigFor(t, fmt.Sprintf(examplePolicy, overBudget), day(15, 40))
 		r.at(day(10, 0), 9_985_000, webDaily, acmeDaily, acmeMonthly)
 		r.at(day(11, 0), 4_515_000, acmeDaily, acmeMonthly)

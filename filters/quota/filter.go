@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/quota/quotaspec"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/store"
 )
@@ -37,7 +38,7 @@ type Filter struct {
 
 // New builds the quota filter of a route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	cfg, err := parse(ref)
+	cfg, err := quotaspec.Parse(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -53,24 +54,6 @@ func newFilter(cfg Config, deps filters.Deps, now func() time.Time) *Filter {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "quota" }
-
-// Uses implements [filters.Declarer]. The governor's verdict flows
-// forward from quota's request headers to the router's body hook; the
-// router's plan comes back to quota's body hook, which may cut it to fit
-// the budget and the providers' limits. A route without a router (a
-// rating) has no plan: its requests are held to rate limits alone.
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestHeaders, filters.FieldCaller),
-		filters.Provides(filters.PhaseRequestHeaders, filters.FieldPressure),
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Reads(filters.PhaseRequestBody, filters.FieldLabels),
-		filters.Reads(filters.PhaseRequestBody, filters.FieldPlan),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
-		filters.Reads(filters.PhaseDone, filters.FieldUsage),
-	}
-}
 
 // RequestHeaders implements [filters.RequestHeadersHook]: the cost governor
 // sets the pressure the router's body hook reads. A request of a route

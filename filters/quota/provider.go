@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/store"
@@ -172,7 +172,7 @@ func (f *Filter) providerLimits(ctx context.Context, x *filters.Exchange, a *adm
 		kept = append(kept, t)
 	}
 	if len(kept) == 0 {
-		e := filters.Reject(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded",
+		e := filters.Reject(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "rate_limit_exceeded",
 			"every provider that can serve this request is at its rate limit (%s); try again in %s",
 			joinNames(names), seconds(wait))
 		return f.refuse(a, "provider", "provider", e, wait)

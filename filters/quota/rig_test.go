@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/auth"
@@ -266,7 +266,7 @@ func newRigAlerting(t *testing.T, yaml string, start time.Time, cfg Config, aler
 }
 
 // send runs the request side of the chain; the error is the refusal.
-func (r *rig) send(key, body string, hdr ...filters.Header) (*filters.Exchange, *openai.Error) {
+func (r *rig) send(key, body string, hdr ...filters.Header) (*filters.Exchange, *openaiapi.Error) {
 	r.t.Helper()
 	path := "/v1/chat/completions"
 	if strings.Contains(body, `"input"`) {

@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/filters/router/complexity"
 	"github.com/switchyard/switchyard/filters/router/routertest"
 	"github.com/switchyard/switchyard/state/calibration"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 const autoPolicy = `
@@ -154,7 +155,7 @@ func BenchmarkDecideCalibrated(b *testing.B) {
 	route := *p.Routes[0]
 	route.Routing.Auto = &policy.Auto{StrongShare: 0.4, Window: time.Hour, MinSamples: 10}
 	cal := calibration.New("r1", nil, nil, nil)
-	r, err := NewRouter(p, &route, fakeHealth{}, NewSticky(1000, time.Now), WithCalibration(cal))
+	r, err := NewRouter(p, &route, fakeHealth{}, sticky.New(1000, time.Now), WithCalibration(cal))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/health"
@@ -209,9 +209,9 @@ func TestEmbeddingsFailOverAcrossDeployments(t *testing.T) {
 			h := fakeHealth{down: tt.down}
 			r, p := deploymentsRouter(t, h, 4)
 			f := &Filter{router: r, health: h, log: slog.New(slog.DiscardHandler)}
-			x := &filters.Exchange{ID: "rid", Policy: p, Route: r.route, Embeddings: &openai.EmbeddingsRequest{Model: "emb"}}
+			x := &filters.Exchange{ID: "rid", Policy: p, Route: r.route, Embeddings: &openaiapi.EmbeddingsRequest{Model: "emb"}}
 			err := f.RequestBody(context.Background(), x)
-			var e *openai.Error
+			var e *openaiapi.Error
 			if errors.As(err, &e) != (tt.wantCode != "") || (e != nil && e.Code != tt.wantCode) {
 				t.Fatalf("err %v, want code %q", err, tt.wantCode)
 			}

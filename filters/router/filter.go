@@ -22,9 +22,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/health"
 )
 
@@ -43,7 +44,7 @@ type Filter struct {
 
 // New builds the router filter of one route.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	var h Health
@@ -54,6 +55,9 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if deps.Calibration != nil {
 		opts = append(opts, WithCalibration(deps.Calibration))
 	}
+	if deps.Priors != nil {
+		opts = append(opts, WithPriors(deps.Priors))
+	}
 	r, err := NewRouter(deps.Policy, deps.Route, h, deps.Sticky, opts...)
 	if err != nil {
 		return nil, err
@@ -63,20 +67,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "router" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseRequestBody, filters.FieldCaller),
-		filters.Reads(filters.PhaseRequestBody, filters.FieldPressure),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldPlan),
-		filters.Provides(filters.PhaseRequestBody, filters.FieldRouting),
-		filters.Needs(filters.PhaseResponseHeaders, filters.FieldRouting),
-		filters.Needs(filters.PhaseResponseBody, filters.FieldPlan),
-		filters.Reads(filters.PhaseResponseBody, filters.FieldCached),
-		filters.Reads(filters.PhaseDone, filters.FieldSent),
-	}
-}
 
 // RequestBody implements [filters.RequestBodyHook].
 func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
@@ -95,6 +85,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 		Header:   x.Header.Get,
 		Tenant:   x.Caller.Tenant,
 		Key:      x.Caller.Key,
+		App:      x.Caller.App,
 		User:     user(x),
 		Hash:     HashID(x.ID),
 		Pressure: Pressure(x.Pressure),
@@ -109,7 +100,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	}
 	x.RouteReason = d.Reason
 	x.Hedge = f.hedge(x)
-	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted}
+	x.Routing = filters.Routing{Split: d.Split, Score: d.Score, Substituted: d.Substituted, Domain: d.Domain}
 	if d.Score > 0 {
 		x.Routing.Level = d.Level.String()
 	}
@@ -138,11 +129,11 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 	res := x.Policy.Resolve(name)
 	m := res.Model
 	if m == nil || !m.Caps.Has(policy.CapEmbeddings) {
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 			"the embedding model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	}
 	if !policy.MayServe(x.Caller.Key, x.Caller.Tenant, m, res.Alias) {
-		return filters.Reject(http.StatusForbidden, openai.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
+		return filters.Reject(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed", "your key may not use the model '%s'", name).WithParam("model")
 	}
 	if m.RetiredAt(f.router.now()) && x.Policy.Gateway.RetiredModels != policy.RetiredServe {
 		// Never substituted: another model's vectors live in another
@@ -164,7 +155,7 @@ func (f *Filter) embeddings(x *filters.Exchange) error {
 		x.Plan = append(x.Plan, filters.Target{Model: d})
 	}
 	if len(x.Plan) == 0 {
-		return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+		return filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "no_model_available",
 			"the model '%s' cannot serve right now (%s)", name, strings.Join(skipped, ", "))
 	}
 	x.RouteReason = "embedding model named by the client"
@@ -301,7 +292,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	if !answered {
 		lead = "no provider could be reached"
 	}
-	e := openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "all_providers_failed",
+	e := openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "all_providers_failed",
 		"%s: %s", lead, strings.Join(parts, "; "))
 	x.Response.Status, c.Data = e.Status, x.ErrorBody(e)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 // TestFitOutputToContext: a route that fits the output cap to the context
@@ -56,7 +57,7 @@ routes:
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := NewRouter(p, p.Routes[0], fakeHealth{}, NewSticky(10, time.Now))
+			r, err := NewRouter(p, p.Routes[0], fakeHealth{}, sticky.New(10, time.Now))
 			if err != nil {
 				t.Fatal(err)
 			}

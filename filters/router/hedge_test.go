@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 // hedgedFilter is the router filter of testPolicy's chat route with hedge
@@ -27,7 +28,7 @@ func hedgedFilter(t *testing.T, hedge string, h Health) (*Filter, *policy.Policy
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRouter(p, p.Routes[0], h, NewSticky(100, time.Now))
+	r, err := NewRouter(p, p.Routes[0], h, sticky.New(100, time.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -21,7 +21,7 @@ func (f *Filter) hybridRequested(x *filters.Exchange) bool {
 func (f *Filter) hybrid(x *filters.Exchange) error {
 	h := f.router.route.Hybrid
 	if x.Chat.Stream {
-		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_value",
+		return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_value",
 			"'%s' picks one of several whole answers and cannot stream; send stream: false, or name one model", h.Name).WithParam("stream")
 	}
 	key := HashID(x.ID)
@@ -41,7 +41,7 @@ func (f *Filter) hybrid(x *filters.Exchange) error {
 		names = append(names, m.Name)
 	}
 	if len(x.Plan) == 0 {
-		return filters.Reject(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+		return filters.Reject(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "no_model_available",
 			"no model of '%s' may serve this request (%s)", h.Name, strings.Join(skipped, ", "))
 	}
 	x.Hybrid = &filters.Hybrid{Pick: h.Pick, Judge: h.Judge}

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/filters/router/complexity"
 	"github.com/switchyard/switchyard/redact"
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
+	"github.com/switchyard/switchyard/state/priors"
 )
 
 // Health is what the router asks of the health monitor
@@ -46,7 +47,7 @@ type Query struct {
 	// Ctx ends when the request is given up, which stops the scan for
 	// sensitive data; nil means never.
 	Ctx      context.Context
-	Chat     *openai.ChatRequest
+	Chat     *openaiapi.ChatRequest
 	Header   func(string) string
 	Tenant   *policy.Tenant
 	Key      *policy.Key
@@ -54,6 +55,9 @@ type Query struct {
 	Pressure Pressure
 	// Hash is a per-request value: it drives canary shares.
 	Hash uint64
+	// App is the caller's app: with the tenant and the system prompt it
+	// names the request's domain on a learning route.
+	App string
 }
 
 // Decision is the router's answer.
@@ -72,6 +76,9 @@ type Decision struct {
 	// Substituted is "retired -> successor" when the model the client
 	// named was retired by its vendor and its successor serves instead.
 	Substituted string
+	// Domain is the request's domain on a learning route (nil
+	// elsewhere).
+	Domain *priors.Domain
 }
 
 // Scored is a candidate model with its strategy score.
@@ -91,6 +98,8 @@ type Router struct {
 	// auto is set on a route that asks for a strong share or a quality
 	// target instead of thresholds.
 	auto *autoTarget
+	// learn is set on a route that learns domain priors.
+	learn *learning
 	// now dates a request against the models' retirement dates.
 	now func() time.Time
 }
@@ -105,8 +114,9 @@ type autoTarget struct {
 }
 
 type options struct {
-	cx  complexity.Config
-	cal *calibration.Calibrator
+	cx     complexity.Config
+	cal    *calibration.Calibrator
+	priors *priors.Learner
 }
 
 // Option adjusts a router at construction.
@@ -123,6 +133,12 @@ func WithComplexityModel(m *complexity.Model) Option {
 // them from the deployment's traffic.
 func WithCalibration(c *calibration.Calibrator) Option {
 	return func(o *options) { o.cal = c }
+}
+
+// WithPriors lets a route with routing.learn learn its domains' priors
+// in l.
+func WithPriors(l *priors.Learner) Option {
+	return func(o *options) { o.priors = l }
 }
 
 // NewRouter builds a router for a route; h and sticky may be nil.
@@ -152,6 +168,11 @@ func NewRouter(p *policy.Policy, r *policy.Route, h Health, sticky filters.Stick
 				t.Adjust = &calibration.Adjust{Min: j.Min, Max: j.Max, Bar: j.QualityBar}
 			}
 			o.cal.Track(r.Name, t)
+		}
+	}
+	if r.Routing.Learn != nil && o.priors != nil {
+		if rt.learn, err = newLearning(o.priors, r); err != nil {
+			return nil, err
 		}
 	}
 	return rt, nil
@@ -205,6 +226,11 @@ type signals struct {
 	// it by, which its key's list may hold instead of the model.
 	named *policy.Model
 	alias string
+	// learn shifts the score by the request's domain's prior; domain
+	// and shift are what it found.
+	learn  *learning
+	domain *priors.Domain
+	shift  float64
 }
 
 func (s *signals) allText() string {
@@ -229,8 +255,12 @@ func (s *signals) complexity() (float64, complexity.Level) {
 			msgs = append(msgs, complexity.Message{Role: m.Role, Text: m.Content.PlainText()})
 		}
 		s.score = s.c.Score(&complexity.Request{Messages: msgs, Tools: len(s.q.Chat.Tools)})
+		if s.learn != nil {
+			s.domain = s.learn.domain(s.q)
+			s.shift = s.domain.Shift()
+		}
 		medium, complex := s.levels(s.q)
-		s.level, s.scored = complexity.LevelAt(s.score, medium, complex), true
+		s.level, s.scored = complexity.LevelAt(s.score+s.shift, medium, complex), true
 	}
 	return s.score, s.level
 }
@@ -255,8 +285,8 @@ func (s *signals) language() string {
 	return s.lang
 }
 
-func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64)) *signals {
-	s := &signals{q: q, c: c, levels: levels, tokens: openai.EstimatePromptTokens(q.Chat), need: policy.CapChat}
+func newSignals(q *Query, c *complexity.Classifier, levels func(*Query) (float64, float64), learn *learning) *signals {
+	s := &signals{q: q, c: c, levels: levels, learn: learn, tokens: openaiapi.EstimatePromptTokens(q.Chat), need: policy.CapChat}
 	if q.Chat.Stream {
 		s.need |= policy.CapStream
 	}
@@ -315,9 +345,9 @@ func (s *signals) matches(w *policy.When) bool {
 }
 
 // Decide chooses the plan for a request.
-func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
+func (r *Router) Decide(q *Query) (Decision, *openaiapi.Error) {
 	cfg := &r.route.Routing
-	s := newSignals(q, r.classifier, r.levels)
+	s := newSignals(q, r.classifier, r.levels, r.learn)
 	var d Decision
 	explicit := q.Chat.Model != cfg.AutoModel
 	var (
@@ -333,14 +363,15 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			return d, notFound(q.Chat.Model, res.Refused)
 		}
 		if !policy.MayServe(q.Key, q.Tenant, named, s.alias) {
-			return d, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+			return d, openaiapi.Errorf(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed",
 				"your key may not use the model '%s'", q.Chat.Model).WithParam("model")
 		}
-		var e *openai.Error
+		var e *openaiapi.Error
 		if named, e = r.unretired(q, named, &d); e != nil {
 			return d, e
 		}
 		s.named = named
+		s.learn = nil // a named model is the client's choice, not a domain's
 	}
 
 	// The rule that applies, if any; a sensitive request is always held
@@ -358,11 +389,11 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	override := explicit && cfg.AllowOverride && (rule != nil || (sensitiveOnly && !named.SelfHosted))
 	if explicit && !override {
 		if sensitiveOnly && !named.SelfHosted {
-			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "sensitive_content",
+			return d, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "sensitive_content",
 				"the request holds sensitive data (%s) and this route sends such data only to self-hosted models; '%s' is not one", *s.sensitive, named.Name)
 		}
 		if !named.Caps.Has(s.need) {
-			return d, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+			return d, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_capability",
 				"the model '%s' does not support %s", named.Name, missing(named.Caps, s.need)).WithParam("model")
 		}
 		if e := r.contextCheck(q, s, named); e != nil {
@@ -401,8 +432,16 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 			// happened to ask.
 			score, _ := s.complexity()
 			if r.auto.cal != nil {
-				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), score)
+				// The shifted score: the calibration holds the route's
+				// share while the domains trade strong calls.
+				r.auto.cal.Observe(r.route.Name, tenantName(q.Tenant), max(score+s.shift, 0))
 			}
+		}
+		if s.learn != nil {
+			_, level := s.complexity()
+			s.domain.Routed(level != complexity.Simple)
+			d.Domain = s.domain
+			d.Reason += s.learn.reason(s.shift)
 		}
 		d.Ranked = r.rank(q, s, pool)
 		for _, c := range d.Ranked {
@@ -416,7 +455,7 @@ func (r *Router) Decide(q *Query) (Decision, *openai.Error) {
 	}
 	r.admit(q, s, chain, sensitiveOnly, &d)
 	if len(d.Plan) == 0 {
-		return d, openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "no_model_available",
+		return d, openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "no_model_available",
 			"no model can serve this request right now: %s", d.Reason)
 	}
 	return d, nil
@@ -443,8 +482,8 @@ func (r *Router) allowed(q *Query, s *signals, m *policy.Model) bool {
 
 // notFound is the 404 of a name no model serves; a pattern that matched
 // it but serves only the catalog's models says so.
-func notFound(name string, closed *policy.Pattern) *openai.Error {
-	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_not_found",
+func notFound(name string, closed *policy.Pattern) *openaiapi.Error {
+	e := openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_not_found",
 		"the model '%s' does not exist or you do not have access to it", name).WithParam("model")
 	if closed != nil {
 		e.Message += fmt.Sprintf("; %s on provider %s serves only the models the gateway's catalog prices", closed.Match, closed.Provider.Name)
@@ -456,7 +495,7 @@ func notFound(name string, closed *policy.Pattern) *openai.Error {
 // its vendor has not retired it (or the policy serves retired models as
 // named), else its successor when the policy substitutes; otherwise an
 // error naming the successor.
-func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Model, *openai.Error) {
+func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Model, *openaiapi.Error) {
 	now := r.now()
 	if !m.RetiredAt(now) || r.pol.Gateway.RetiredModels == policy.RetiredServe {
 		return m, nil
@@ -464,7 +503,7 @@ func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Mode
 	next := r.pol.Successor(m, func(s *policy.Model) bool { return s.RetiredAt(now) })
 	if next != nil && r.pol.Gateway.RetiredModels == policy.RetiredSubstitute {
 		if !policy.MayServe(q.Key, q.Tenant, next, "") {
-			return nil, openai.Errorf(http.StatusForbidden, openai.TypePermission, "model_not_allowed",
+			return nil, openaiapi.Errorf(http.StatusForbidden, openaiapi.TypePermission, "model_not_allowed",
 				"the model '%s' was retired by its vendor on %s, and your key may not use its successor '%s'", m.Name, m.RetiredOn.Format(time.DateOnly), next.Name).WithParam("model")
 		}
 		d.Substituted = m.Name + " -> " + next.Name
@@ -474,8 +513,8 @@ func (r *Router) unretired(q *Query, m *policy.Model, d *Decision) (*policy.Mode
 }
 
 // retiredError is the 404 of a retired model, naming its successor.
-func retiredError(m, next *policy.Model) *openai.Error {
-	e := openai.Errorf(http.StatusNotFound, openai.TypeInvalidRequest, "model_retired",
+func retiredError(m, next *policy.Model) *openaiapi.Error {
+	e := openaiapi.Errorf(http.StatusNotFound, openaiapi.TypeInvalidRequest, "model_retired",
 		"the model '%s' was retired by its vendor on %s", m.Name, m.RetiredOn.Format(time.DateOnly)).WithParam("model")
 	switch {
 	case next != nil:
@@ -503,7 +542,7 @@ func (r *Router) candidates(q *Query, s *signals, rule *policy.Rule, sensitiveOn
 
 // contextCheck refuses, before any provider is called, a request whose
 // estimated prompt plus output cap cannot fit m's context window.
-func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Error {
+func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openaiapi.Error {
 	if m == nil {
 		return nil
 	}
@@ -511,7 +550,7 @@ func (r *Router) contextCheck(q *Query, s *signals, m *policy.Model) *openai.Err
 	if s.tokens+out <= m.ContextWindow {
 		return nil
 	}
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "context_length_exceeded",
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "context_length_exceeded",
 		"this model's maximum context length is %d tokens; the request needs about %d (%d in the messages, %d for the completion)",
 		m.ContextWindow, s.tokens+out, s.tokens, out).WithParam("messages")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/sticky"
 )
 
 // rulesPolicy has a weighted route (weights all on cost) with the
@@ -87,8 +88,8 @@ func TestWeightsAndRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sticky := NewSticky(100, time.Now)
-			r, err := NewRouter(p, p.Routes[0], tt.health, sticky)
+			users := sticky.New(100, time.Now)
+			r, err := NewRouter(p, p.Routes[0], tt.health, users)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestWeightsAndRules(t *testing.T) {
 			}
 			if tt.sticky != "" {
 				q.User = "u1"
-				sticky.Set(p.Routes[0].Name, tt.tenant, "u1", tt.sticky, time.Hour)
+				users.Set(p.Routes[0].Name, tt.tenant, "u1", tt.sticky, time.Hour)
 			}
 			d, rerr := r.Decide(q)
 			if rerr != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -55,11 +55,11 @@ func TestAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"Say hello to my friend, please."}]}`
-	chat, perr := openai.ParseChatRequest([]byte(body))
+	chat, perr := openaiapi.ParseChatRequest([]byte(body))
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	prompt := openai.EstimatePromptTokens(chat)
+	prompt := openaiapi.EstimatePromptTokens(chat)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		name  string
@@ -88,8 +88,8 @@ func TestAccounting(t *testing.T) {
 			name: "client left mid-stream: estimated from what it was sent", model: "gpt",
 			chunks: []string{oaRole, oaHello, oaThere}, cause: filters.ErrClientGone,
 			want: filters.Usage{
-				Known: true, PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello there, friend"), Estimated: true,
-				CostMicros: Cost(&policy.Model{Price: policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}}, filters.Usage{PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello there, friend")}),
+				Known: true, PromptTokens: prompt, CompletionTokens: openaiapi.TextTokens("Hello there, friend"), Estimated: true,
+				CostMicros: Cost(&policy.Model{Price: policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}}, filters.Usage{PromptTokens: prompt, CompletionTokens: openaiapi.TextTokens("Hello there, friend")}),
 			},
 			wantTTF: 2 * time.Second,
 		},
@@ -102,17 +102,17 @@ func TestAccounting(t *testing.T) {
 		{
 			name: "provider broke off: estimated, and the error event noted", model: "gpt",
 			chunks: []string{oaRole, oaHello}, eos: true,
-			want: filters.Usage{Known: true, PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello"), Estimated: true,
-				CostMicros: Cost(&policy.Model{Price: policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}}, filters.Usage{PromptTokens: prompt, CompletionTokens: openai.TextTokens("Hello")})},
+			want: filters.Usage{Known: true, PromptTokens: prompt, CompletionTokens: openaiapi.TextTokens("Hello"), Estimated: true,
+				CostMicros: Cost(&policy.Model{Price: policy.Price{InputPerMTok: 2_500_000, OutputPerMTok: 10_000_000}}, filters.Usage{PromptTokens: prompt, CompletionTokens: openaiapi.TextTokens("Hello")})},
 			wantTTF: 2 * time.Second,
-			wantErr: openai.TypeUpstream,
+			wantErr: openaiapi.TypeUpstream,
 		},
 		{
 			name: "client left after the provider counted the prompt: its prompt count is kept", model: "claude",
 			chunks: []string{anStart, anDelta}, cause: filters.ErrClientGone,
-			want: filters.Usage{Known: true, PromptTokens: 500, CachedTokens: 100, CompletionTokens: openai.TextTokens("A fairly long sentence of about forty bytes."), Estimated: true,
+			want: filters.Usage{Known: true, PromptTokens: 500, CachedTokens: 100, CompletionTokens: openaiapi.TextTokens("A fairly long sentence of about forty bytes."), Estimated: true,
 				CostMicros: Cost(&policy.Model{Price: policy.Price{InputPerMTok: 3_000_000, OutputPerMTok: 15_000_000, CachedInputPerMTok: 300_000}},
-					filters.Usage{PromptTokens: 500, CachedTokens: 100, CompletionTokens: openai.TextTokens("A fairly long sentence of about forty bytes.")})},
+					filters.Usage{PromptTokens: 500, CachedTokens: 100, CompletionTokens: openaiapi.TextTokens("A fairly long sentence of about forty bytes.")})},
 			wantTTF: 2 * time.Second,
 		},
 		{
@@ -141,7 +141,7 @@ func TestAccounting(t *testing.T) {
 			name: "the response cache answered for the failed attempt: its usage stands", model: "gpt",
 			chunks: []string{oaRole}, eos: true, cached: &filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
 			want:    filters.Usage{Known: true, PromptTokens: 7, CompletionTokens: 3},
-			wantErr: openai.TypeUpstream,
+			wantErr: openaiapi.TypeUpstream,
 		},
 	}
 	for _, tt := range tests {
@@ -199,7 +199,7 @@ func TestAccountingBuffered(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
-	chat, _ := openai.ParseChatRequest(body)
+	chat, _ := openaiapi.ParseChatRequest(body)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f := &Filter{now: func() time.Time { return t0.Add(time.Second) }}
 	ctx := context.Background()

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
-	apianthropic "github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -32,7 +33,7 @@ type Filter struct {
 
 // New builds the translate filter, resolving every provider key once.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	f := &Filter{pools: map[string]*keyPool{}, now: time.Now, log: deps.Logger}
@@ -64,19 +65,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "translate" }
 
-// Uses implements [filters.Declarer]: translate keeps what the client was
-// sent and, at the end, prices the answer from it and the provider's count.
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Provides(filters.PhaseRequestBody, filters.FieldRedaction),
-		filters.Needs(filters.PhaseAttempt, filters.FieldPlan),
-		filters.Provides(filters.PhaseResponseBody, filters.FieldSent),
-		filters.Needs(filters.PhaseDone, filters.FieldSent),
-		filters.Provides(filters.PhaseDone, filters.FieldUsage),
-		filters.Reads(filters.PhaseDone, filters.FieldCached),
-	}
-}
-
 // Attempt implements [filters.AttemptHook]. A refused attempt is never
 // sent, so no AttemptDone comes for it: the key it picked is let go here.
 func (f *Filter) Attempt(_ context.Context, x *filters.Exchange, a *filters.Attempt) error {
@@ -101,12 +89,12 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 	}
 	tr := For(x.Route.API, t)
 	if tr == nil {
-		return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+		return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_capability",
 			"provider kind %s does not serve %s", p.Kind, x.Route.API)
 	}
 	var (
 		up  translator.Upstream
-		err *openai.Error
+		err *openaiapi.Error
 	)
 	switch {
 	case x.Chat != nil:
@@ -114,12 +102,12 @@ func (f *Filter) translate(x *filters.Exchange, a *filters.Attempt) error {
 	case x.Embeddings != nil:
 		e, ok := tr.(translator.Embedder)
 		if !ok {
-			return filters.Reject(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_capability",
+			return filters.Reject(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_capability",
 				"provider kind %s has no embeddings API", p.Kind)
 		}
 		up, err = e.EmbeddingsRequest(x.Embeddings, x.Body)
 	default:
-		return filters.Reject(http.StatusNotFound, openai.TypeInvalidRequest, "unknown_url", "this path serves no model API")
+		return filters.Reject(http.StatusNotFound, openaiapi.TypeInvalidRequest, "unknown_url", "this path serves no model API")
 	}
 	if err != nil {
 		return err
@@ -150,7 +138,7 @@ func (f *Filter) RequestBody(ctx context.Context, x *filters.Exchange) error {
 	if len(x.Plan) > 0 {
 		return nil
 	}
-	body, _ := json.Marshal(apianthropic.TokenCount{InputTokens: openai.EstimatePromptTokens(x.Chat)})
+	body, _ := json.Marshal(anthropicapi.TokenCount{InputTokens: openaiapi.EstimatePromptTokens(x.Chat)})
 	x.Respond(http.StatusOK, body, filters.Header{Key: "x-switchyard-token-count", Value: "estimated"})
 	return nil
 }
@@ -259,9 +247,9 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 	if x.Response.Streaming && x.Chat != nil && (!ok || !ended) {
 		usage.Known = true
 		if usage.PromptTokens == 0 {
-			usage.PromptTokens, usage.Estimated = openai.EstimatePromptTokens(x.Chat), true
+			usage.PromptTokens, usage.Estimated = openaiapi.EstimatePromptTokens(x.Chat), true
 		}
-		if text := openai.TextTokens(string(x.Sent.Text)); text > usage.CompletionTokens {
+		if text := openaiapi.TextTokens(string(x.Sent.Text)); text > usage.CompletionTokens {
 			usage.CompletionTokens, usage.Estimated = text, true
 		}
 	}
@@ -283,7 +271,7 @@ func account(x *filters.Exchange, a *filters.Attempt) {
 // hour's rate when the request asked for an hour anywhere (hour), else at
 // the default lifetime's. A write is never charged below what the
 // provider may have billed for it.
-func cacheWrites(u openai.Usage, hour bool) (fiveMin, oneHour int) {
+func cacheWrites(u openaiapi.Usage, hour bool) (fiveMin, oneHour int) {
 	d := u.PromptTokensDetails
 	if d == nil {
 		return 0, 0

@@ -1,7 +1,7 @@
 package translate
 
 import (
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/filters"
 )
 
@@ -22,7 +22,7 @@ func LostMicros(x *filters.Exchange, winner filters.Usage) int64 {
 		u := filters.Usage{PromptTokens: winner.PromptTokens}
 		if x.Chat != nil {
 			if u.PromptTokens == 0 {
-				u.PromptTokens = openai.EstimatePromptTokens(x.Chat)
+				u.PromptTokens = openaiapi.EstimatePromptTokens(x.Chat)
 			}
 			if !x.Chat.Stream {
 				u.CompletionTokens = min(winner.CompletionTokens, a.Target.Model.OutputLimit(x.Chat.OutputCap()))

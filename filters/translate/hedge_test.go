@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -45,7 +45,7 @@ func TestHedgeLosses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := openai.ParseChatRequest([]byte(tt.body))
+			c, err := openaiapi.ParseChatRequest([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}

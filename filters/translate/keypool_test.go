@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 )
@@ -147,7 +147,7 @@ func TestKeyPool(t *testing.T) {
 			}
 			f.pools["oa"] = pool
 			body := `{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`
-			chat, perr := openai.ParseChatRequest([]byte(body))
+			chat, perr := openaiapi.ParseChatRequest([]byte(body))
 			if perr != nil {
 				t.Fatal(perr)
 			}
@@ -202,7 +202,7 @@ func TestRefusedAttemptLetsGoOfItsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := ff.(*Filter)
-	chat, perr := openai.ParseChatRequest([]byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
+	chat, perr := openaiapi.ParseChatRequest([]byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
 	if perr != nil {
 		t.Fatal(perr)
 	}

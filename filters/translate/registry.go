@@ -6,17 +6,17 @@ import (
 	"github.com/switchyard/switchyard/translator/anthropic"
 	"github.com/switchyard/switchyard/translator/gemini"
 	"github.com/switchyard/switchyard/translator/messages"
-	openaix "github.com/switchyard/switchyard/translator/openai"
+	"github.com/switchyard/switchyard/translator/openai"
 	"github.com/switchyard/switchyard/translator/responses"
 )
 
 // translators maps a provider kind to the constructor of its chat
 // translator: the (chat completions, provider) schema pairs.
 var translators = map[policy.Kind]func(translator.Target) translator.Translator{
-	policy.KindOpenAI:      func(t translator.Target) translator.Translator { return openaix.New(t) },
-	policy.KindAzureOpenAI: func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindOpenAI:      func(t translator.Target) translator.Translator { return openai.New(t) },
+	policy.KindAzureOpenAI: func(t translator.Target) translator.Translator { return openai.New(t) },
 	policy.KindOpenAICompatible: func(t translator.Target) translator.Translator {
-		return openaix.NewWithDialect(t, openaix.Dialect(t.Provider.Dialect))
+		return openai.NewWithDialect(t, openai.Dialect(t.Provider.Dialect))
 	},
 	policy.KindAnthropic: func(t translator.Target) translator.Translator { return anthropic.New(t) },
 	policy.KindGemini:    func(t translator.Target) translator.Translator { return gemini.New(t) },
@@ -50,30 +50,11 @@ func For(api policy.API, t translator.Target) translator.Translator {
 		return messages.New(chat(t), t)
 	case policy.APIResponses:
 		if t.Provider.Kind == policy.KindOpenAI {
-			return openaix.NewResponsesPassthrough(t)
+			return openai.NewResponsesPassthrough(t)
 		}
 		return responses.New(chat(t), t)
 	}
 	return chat(t)
-}
-
-// checks maps a provider kind to its health check: a cheap call that
-// needs the provider's key and costs no tokens.
-var checks = map[policy.Kind]func(*policy.Provider, string) translator.Upstream{
-	policy.KindOpenAI:           openaix.CheckRequest,
-	policy.KindAzureOpenAI:      openaix.CheckRequest,
-	policy.KindOpenAICompatible: openaix.CheckRequest,
-	policy.KindAnthropic:        anthropic.CheckRequest,
-	policy.KindGemini:           gemini.CheckRequest,
-}
-
-// CheckRequest returns the active health check of provider p with key
-// (empty: none), a GET; false for a kind without one.
-func CheckRequest(p *policy.Provider, key string) (translator.Upstream, bool) {
-	if f := checks[p.Kind]; f != nil {
-		return f(p, key), true
-	}
-	return translator.Upstream{}, false
 }
 
 // Counts reports whether a provider kind counts the tokens of a Messages

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/translator"
-	openaix "github.com/switchyard/switchyard/translator/openai"
+	"github.com/switchyard/switchyard/translator/openai"
 )
 
 // TestEveryKindHasATranslator keeps the policy's kinds and the registry in
@@ -21,7 +21,7 @@ func TestEveryKindHasATranslator(t *testing.T) {
 		}
 	}
 	var known []string
-	for _, d := range openaix.Dialects() {
+	for _, d := range openai.Dialects() {
 		if d != "" {
 			known = append(known, string(d))
 		}
@@ -94,16 +94,16 @@ func TestCostRoundsOncePerRequest(t *testing.T) {
 // lifetime; those it did not are charged at the hour's rate when the
 // request asked for an hour anywhere, else at the default lifetime's.
 func TestCacheWrites(t *testing.T) {
-	details := func(total, fiveMin, hour int) openai.Usage {
-		return openai.Usage{PromptTokensDetails: &openai.PromptTokensDetails{CacheWriteTokens: total, CacheWrite5mTokens: fiveMin, CacheWrite1hTokens: hour}}
+	details := func(total, fiveMin, hour int) openaiapi.Usage {
+		return openaiapi.Usage{PromptTokensDetails: &openaiapi.PromptTokensDetails{CacheWriteTokens: total, CacheWrite5mTokens: fiveMin, CacheWrite1hTokens: hour}}
 	}
 	tests := []struct {
 		name                 string
-		u                    openai.Usage
+		u                    openaiapi.Usage
 		hour                 bool
 		wantFiveMin, wantOne int
 	}{
-		{name: "no details", u: openai.Usage{PromptTokens: 10}},
+		{name: "no details", u: openaiapi.Usage{PromptTokens: 10}},
 		{name: "broken down", u: details(30, 10, 20), wantFiveMin: 10, wantOne: 20},
 		{name: "broken down, an hour asked: the breakdown stands", u: details(30, 10, 20), hour: true, wantFiveMin: 10, wantOne: 20},
 		{name: "a total alone: the default lifetime", u: details(30, 0, 0), wantFiveMin: 30},

@@ -10,7 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/redact"
@@ -86,7 +86,7 @@ func TestTraceIDInRecordAndAudit(t *testing.T) {
 func TestAuditEventOfEmbeddings(t *testing.T) {
 	p := testPolicyCompiled(t)
 	body := `{"model":"e","input":["call +351 912 345 678","plain"]}`
-	req, err := openai.ParseEmbeddingsRequest([]byte(body))
+	req, err := openaiapi.ParseEmbeddingsRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

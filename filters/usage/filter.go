@@ -11,6 +11,7 @@ import (
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/filters/filterspec"
 	"github.com/switchyard/switchyard/state/events"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/translator"
@@ -38,7 +39,7 @@ type Filter struct {
 
 // New builds the usage filter.
 func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
-	if err := policy.NoArgs(ref); err != nil {
+	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
 	return &Filter{log: deps.Log(), metrics: metricsFor(deps.Metrics), ledger: deps.Ledger, events: deps.Events, audit: deps.Audit, now: time.Now}, nil
@@ -46,20 +47,6 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 
 // Name implements [filters.Filter].
 func (*Filter) Name() string { return "usage" }
-
-// Uses implements [filters.Declarer].
-func (*Filter) Uses() []filters.Use {
-	return []filters.Use{
-		filters.Needs(filters.PhaseDone, filters.FieldCaller),
-		filters.Needs(filters.PhaseDone, filters.FieldPlan),
-		filters.Needs(filters.PhaseDone, filters.FieldRouting),
-		filters.Needs(filters.PhaseDone, filters.FieldSent),
-		filters.Needs(filters.PhaseDone, filters.FieldUsage),
-		filters.Reads(filters.PhaseDone, filters.FieldCached),
-		filters.Reads(filters.PhaseDone, filters.FieldLabels),
-		filters.Reads(filters.PhaseDone, filters.FieldRedaction),
-	}
-}
 
 // CacheProvider is the provider of a ledger row the response cache
 // answered; no provider of a policy may take the name.
@@ -162,6 +149,10 @@ func RecordOf(x *filters.Exchange, cause error, end time.Time) ledger.Record {
 	}
 	r.FallbackReasons = fallbackReasons(x)
 	r.RouteReason = x.RouteReason
+	r.RoutingScore = x.Routing.Score
+	if d := x.Routing.Domain; d != nil {
+		r.Domain = d.Key().Hex()
+	}
 	if m := strongest(x); m != nil {
 		r.StrongCostMicros = m.Price.Micros(x.Usage.Tokens())
 	}

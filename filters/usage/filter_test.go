@@ -17,11 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/audit"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 const testPolicy = `
@@ -64,7 +66,7 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // planned as gpt then claude.
 func exchange(t testing.TB, p *policy.Policy, body string) *filters.Exchange {
 	t.Helper()
-	chat, err := openai.ParseChatRequest([]byte(body))
+	chat, err := openaiapi.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +112,18 @@ func TestRecordOf(t *testing.T) {
 				r.PriceSource = "catalog"
 				r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros, r.CacheHit = 10, 20, 4, 225, true
 				r.TimeToFirstToken = 400 * time.Millisecond
+			},
+		},
+		{
+			name: "a learning route's domain and the score it was routed by",
+			setup: func(x *filters.Exchange) {
+				attempt(x, 1, 200)
+				x.Response = filters.Response{Status: 200}
+				x.Routing = filters.Routing{Score: 0.42, Domain: learntDomain(t)}
+			},
+			want: func(r *ledger.Record) {
+				r.ServedModel, r.Provider, r.Attempts, r.Status, r.PriceSource = "gpt", "oa", 1, 200, "catalog"
+				r.Domain, r.RoutingScore = "00000000c0ffee00", 0.42
 			},
 		},
 		{
@@ -179,7 +193,7 @@ func TestRecordOf(t *testing.T) {
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Attempts, r.Status = "claude", "an", 2, 503
 				r.PriceSource = "catalog"
-				r.ErrorType = openai.TypeServiceUnavailable
+				r.ErrorType = openaiapi.TypeServiceUnavailable
 				r.FallbackReasons = []string{"oa/gpt: 429", "an/claude: no response"}
 			},
 		},
@@ -189,9 +203,9 @@ func TestRecordOf(t *testing.T) {
 				x.Caller = filters.Caller{}
 				x.Response.Status = 401
 			},
-			cause: filters.Reject(http.StatusUnauthorized, openai.TypeInvalidRequest, "invalid_api_key", "no"),
+			cause: filters.Reject(http.StatusUnauthorized, openaiapi.TypeInvalidRequest, "invalid_api_key", "no"),
 			want: func(r *ledger.Record) {
-				r.Tenant, r.App, r.KeyName, r.Status, r.ErrorType = "", "", "", 401, openai.TypeInvalidRequest
+				r.Tenant, r.App, r.KeyName, r.Status, r.ErrorType = "", "", "", 401, openaiapi.TypeInvalidRequest
 			},
 		},
 		{
@@ -216,12 +230,12 @@ func TestRecordOf(t *testing.T) {
 			setup: func(x *filters.Exchange) {
 				attempt(x, 1, 200)
 				x.Response = filters.Response{Status: 200, Streaming: true}
-				x.Sent = filters.Sent{Complete: true, ErrorType: openai.TypeUpstream}
+				x.Sent = filters.Sent{Complete: true, ErrorType: openaiapi.TypeUpstream}
 			},
 			want: func(r *ledger.Record) {
 				r.ServedModel, r.Provider, r.Stream, r.Attempts, r.Status = "gpt", "oa", true, 1, 200
 				r.PriceSource = "catalog"
-				r.ErrorType = openai.TypeUpstream
+				r.ErrorType = openaiapi.TypeUpstream
 			},
 		},
 	}
@@ -279,7 +293,7 @@ func TestUnauthenticatedIsOnlyCounted(t *testing.T) {
 	f := fl.(*Filter)
 	for range 3 {
 		x := &filters.Exchange{ID: "anon", Started: t0, Policy: p, Route: p.Routes[0], Response: filters.Response{Status: http.StatusUnauthorized}}
-		f.Done(ctx, x, openai.Errorf(http.StatusUnauthorized, openai.TypeAuthentication, "invalid_api_key", "bad key"))
+		f.Done(ctx, x, openaiapi.Errorf(http.StatusUnauthorized, openaiapi.TypeAuthentication, "invalid_api_key", "bad key"))
 	}
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -441,4 +455,16 @@ func TestStrongCost(t *testing.T) {
 			t.Errorf("model %q, %d+%d written: strong cost %d, want %d", tt.model, tt.write, tt.write1h, got, tt.want)
 		}
 	}
+}
+
+// learntDomain is a domain of a learning route: app web, fingerprint
+// c0ffee00.
+func learntDomain(t *testing.T) *priors.Domain {
+	t.Helper()
+	l := priors.New(store.NewMemory(store.Options{}), nil, nil)
+	r, err := l.Track("chat", priors.Config{Curve: []float64{0.75, 1}, HalfLife: time.Hour, MaxDomains: 1, PriorWeight: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Domain("acme", "web", 0xc0ffee00)
 }

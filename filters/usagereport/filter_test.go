@@ -3,7 +3,9 @@ package usagereport
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -11,6 +13,8 @@ import (
 	"github.com/switchyard/switchyard/filters"
 	"github.com/switchyard/switchyard/state/ledger/ledgertest"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/priors"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // TestTenantReadsOnlyItsOwnUsage drives the usage_report filter as the
@@ -86,6 +90,62 @@ func TestTenantReadsOnlyItsOwnUsage(t *testing.T) {
 				t.Errorf("tenant %q, cost %d (want %d), groups (-want +got):\n%s", rep.Tenant, rep.Total.CostMicros, tt.wantCost, diff)
 			}
 		})
+	}
+}
+
+// TestQualityReportsTheTenantsDomains: /v1/usage/quality adds what the
+// learning routes know of the caller's tenant's domains, and of no other
+// tenant's, narrowed by app.
+func TestQualityReportsTheTenantsDomains(t *testing.T) {
+	p, err := policy.Compile([]policy.File{{Name: "p.yaml", Data: []byte(filterPolicy)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, w := ledgertest.WithWriter(t)
+	learner := priors.New(store.NewMemory(store.Options{}), nil, nil)
+	r, err := learner.Track("chat", priors.Config{Curve: []float64{0.75, 1}, HalfLife: time.Hour, MaxDomains: 10, PriorWeight: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tenant, apps := range map[string][]string{"acme": {"web", "batch"}, "globex": {"web"}} {
+		for i, app := range apps {
+			for range 10 * (i + 1) {
+				r.Domain(tenant, app, 7).Routed(true)
+			}
+			learner.Rate("chat", tenant, app, 7, 0.5, 0.25, "judge")
+		}
+	}
+	learner.Refresh(context.Background())
+	fl, err := New(policy.FilterRef{Name: "usage_report"}, filters.Deps{Policy: p, Ledger: w, Usage: db, Priors: learner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		query string
+		want  []string // app/requests
+	}{{"", []string{"batch/20", "web/10"}}, {"app=web", []string{"web/10"}}} {
+		x := &filters.Exchange{ID: "r", Policy: p, Route: p.Routes[0], Method: "GET", Path: "/v1/usage/quality", Query: tt.query,
+			Caller: filters.Caller{Tenant: p.Tenants[0], KeyName: "acme-web"}}
+		if err := fl.(filters.RequestHeadersHook).RequestHeaders(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Object  string                `json:"object"`
+			Domains []priors.DomainReport `json:"domains"`
+		}
+		if err := json.Unmarshal(x.TakeReply().Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var apps []string
+		for _, d := range got.Domains {
+			if d.Tenant != "acme" || d.Route != "chat" || d.Verdicts != 1 || d.StrongShare != 1 || d.Domain != "0000000000000007" {
+				t.Errorf("%s: domain %+v", tt.query, d)
+			}
+			apps = append(apps, d.App+"/"+strconv.FormatFloat(d.Requests, 'g', -1, 64))
+		}
+		if diff := cmp.Diff(tt.want, apps); diff != "" || got.Object != "usage.quality" {
+			t.Errorf("%s: object %q, domains (-want +got):\n%s", tt.query, got.Object, diff)
+		}
 	}
 }
 

@@ -115,6 +115,7 @@ func TestInsertRoundTrip(t *testing.T) {
 				RouteReason: "fallback: claude-sonnet after gpt-4o",
 				Tags:        map[string]string{"team": "search", "cost-center": "4711", "env": "prod"},
 				SessionID:   "d9194fc7-8693-41a9-87d3-22c2adba20dc",
+				Domain:      "00c0ffee0badf00d", RoutingScore: 0.6180339887498949,
 			},
 			{RequestID: "bare", Time: t0},
 			{

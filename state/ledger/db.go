@@ -76,7 +76,7 @@ var insertColumns = []string{
 	"fallback_reasons", "input_tokens", "output_tokens", "cached_tokens", "cost_micro_usd",
 	"latency_us", "ttft_us", "status", "error_type", "cache_hit", "usage_estimated",
 	"strong_cost_micro_usd", "saved_micro_usd", "price_source", "trace_id", "route_reason",
-	"tags", "session_id",
+	"tags", "session_id", "domain", "routing_score",
 }
 
 // insertSizes are the rows one INSERT statement takes, largest first: a
@@ -104,7 +104,7 @@ func (db *DB) values(r *Record) ([]any, error) {
 		string(reasons), r.InputTokens, r.OutputTokens, r.CachedTokens, r.CostMicros,
 		r.Latency.Microseconds(), r.TimeToFirstToken.Microseconds(), int64(r.Status), r.ErrorType, r.CacheHit,
 		r.UsageEstimated, r.StrongCostMicros, r.SavedMicros, r.PriceSource, r.TraceID, r.RouteReason,
-		tags, r.SessionID,
+		tags, r.SessionID, r.Domain, r.RoutingScore,
 	}, nil
 }
 
@@ -422,7 +422,8 @@ func scanRecord(rows *sql.Rows) (Record, error) {
 		&r.RequestedModel, &r.ServedModel, &r.Provider, &model, &r.Stream, &attempts,
 		&reasons, &r.InputTokens, &r.OutputTokens, &r.CachedTokens, &r.CostMicros,
 		&latencyUS, &firstTokenUS, &status, &r.ErrorType, &r.CacheHit, &r.UsageEstimated,
-		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason, &tags, &r.SessionID)
+		&r.StrongCostMicros, &r.SavedMicros, &r.PriceSource, &r.TraceID, &r.RouteReason, &tags, &r.SessionID,
+		&r.Domain, &r.RoutingScore)
 	if err != nil {
 		return Record{}, err
 	}

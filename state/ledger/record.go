@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -69,6 +70,12 @@ type Record struct {
 	// SessionID names the client's session the request belongs to (an
 	// agent's conversation); empty when none was given.
 	SessionID string
+	// Domain is the request's domain on a route that learns domain
+	// priors: the fingerprint of its system prompt, 16 hex digits (with
+	// Tenant and App it names the domain); empty elsewhere. RoutingScore
+	// is the complexity score the router computed, 0 when none.
+	Domain       string
+	RoutingScore float64
 }
 
 // Model is the model a record is grouped and filtered by: the one that
@@ -94,9 +101,12 @@ func (r Record) normalized() Record {
 	r.TimeToFirstToken = r.TimeToFirstToken.Truncate(time.Microsecond)
 	for _, s := range []*string{
 		&r.RequestID, &r.Tenant, &r.App, &r.KeyName, &r.Route,
-		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID, &r.RouteReason, &r.SessionID,
+		&r.RequestedModel, &r.ServedModel, &r.Provider, &r.ErrorType, &r.PriceSource, &r.TraceID, &r.RouteReason, &r.SessionID, &r.Domain,
 	} {
 		*s = cleanText(*s)
+	}
+	if math.IsNaN(r.RoutingScore) || math.IsInf(r.RoutingScore, 0) {
+		r.RoutingScore = 0 // neither engine stores it as the same value
 	}
 	if len(r.Tags) == 0 {
 		r.Tags = nil

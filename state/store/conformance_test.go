@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -17,6 +18,90 @@ import (
 
 // t0 is a Sunday afternoon, ten seconds into a minute.
 var t0 = time.Date(2026, 3, 15, 13, 20, 10, 0, time.UTC)
+
+// testTallies: replicas add to one series' entries, which halve every
+// half-life after their last add, survive a replica's end, and go when
+// dropped or when the series' ttl passes without an add.
+func testTallies(t *testing.T, newReplica func(Clock) Store) {
+	ctx := context.Background()
+	clock := newFakeClock(t0)
+	a, b := newReplica(clock), newReplica(clock)
+	const hl = time.Hour
+	add := func(s Store, series string, ts ...Tally) {
+		t.Helper()
+		if err := s.AddTallies(ctx, series, ts, hl, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(s Store, series string) map[string][]float64 {
+		t.Helper()
+		got, err := s.Tallies(ctx, series, hl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]float64{}
+		for _, g := range got {
+			out[g.Name] = g.Sums
+		}
+		return out
+	}
+	approx := cmpopts.EquateApprox(1e-12, 1e-9)
+	add(a, "chat/acme", Tally{Name: "web/00ff", Sums: []float64{4, 1}}, Tally{Name: "bot/", Sums: []float64{2}})
+	add(b, "chat/acme", Tally{Name: "web/00ff", Sums: []float64{4, 1}})
+	add(b, "chat/other", Tally{Name: "web/00ff", Sums: []float64{100}})
+	if diff := cmp.Diff(map[string][]float64{"web/00ff": {8, 2}, "bot/": {2}}, read(a, "chat/acme"), approx); diff != "" {
+		t.Errorf("both replicas' adds (-want +got):\n%s", diff)
+	}
+	clock.Advance(hl) // everything halves; an add decays the old sums first
+	add(a, "chat/acme", Tally{Name: "web/00ff", Sums: []float64{1, 0, 3}})
+	if diff := cmp.Diff(map[string][]float64{"web/00ff": {5, 1, 3}, "bot/": {1}}, read(b, "chat/acme"), approx); diff != "" {
+		t.Errorf("an hour later (-want +got):\n%s", diff)
+	}
+	got, err := b.Tallies(ctx, "chat/acme", hl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range got {
+		want := t0
+		if g.Name == "web/00ff" {
+			want = t0.Add(hl)
+		}
+		if !g.At.Equal(want) {
+			t.Errorf("%s last added %v, want %v", g.Name, g.At, want)
+		}
+	}
+	if err := b.DropTallies(ctx, "chat/acme", []string{"bot/", "never"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string][]float64{"web/00ff": {5, 1, 3}}, read(a, "chat/acme"), approx); diff != "" {
+		t.Errorf("after a drop (-want +got):\n%s", diff)
+	}
+	clock.Advance(25 * time.Hour) // chat/other was last added to 26 h ago
+	if got := read(a, "chat/other"); len(got) != 0 {
+		t.Errorf("after the series' ttl: %v, want nothing", got)
+	}
+	if got := read(a, "never-written"); len(got) != 0 {
+		t.Errorf("unknown series: %v, want nothing", got)
+	}
+	for _, bad := range []struct {
+		name     string
+		series   string
+		adds     []Tally
+		halfLife time.Duration
+	}{
+		{"no series", "", nil, hl},
+		{"brace", "s{x}", nil, hl},
+		{"no half-life", "s", nil, 0},
+		{"no name", "s", []Tally{{Sums: []float64{1}}}, hl},
+		{"no sums", "s", []Tally{{Name: "x"}}, hl},
+		{"too many sums", "s", []Tally{{Name: "x", Sums: make([]float64, 17)}}, hl},
+		{"not a number", "s", []Tally{{Name: "x", Sums: []float64{math.NaN()}}}, hl},
+	} {
+		if err := a.AddTallies(ctx, bad.series, bad.adds, bad.halfLife, time.Hour); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", bad.name, err)
+		}
+	}
+}
 
 func TestMemoryConformance(t *testing.T) { runConformance(t, memoryBackend) }
 
@@ -41,6 +126,7 @@ func runConformance(t *testing.T, newBackend backend) {
 		{"key lifecycle", testKeyLifecycle},
 		{"health and drills", testHealth},
 		{"sketch board", testSketches},
+		{"tally board", testTallies},
 		{"concurrent reservations across replicas", testConcurrentReserve},
 		{"admission step by step", testAdmit},
 		{"admission matches the separate calls", testAdmitMatchesSeparateCalls},

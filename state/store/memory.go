@@ -33,6 +33,8 @@ type Memory struct {
 	drills map[string]bool                       // provider → down
 	// sketches holds each series' summaries by replica.
 	sketches map[string]map[string]memSketch
+	// tallies holds each tally series.
+	tallies map[string]*memTallySeries
 }
 
 type memBucket struct {

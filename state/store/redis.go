@@ -49,6 +49,8 @@ var (
 	healthSetScript    = script("health_set")
 	sketchPutScript    = script("sketch_put")
 	sketchGetScript    = script("sketch_get")
+	tallyAddScript     = script("tally_add")
+	tallyGetScript     = script("tally_get")
 )
 
 // Redis is the store shared by gateway replicas. It works with a single

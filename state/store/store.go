@@ -15,6 +15,7 @@ type Store interface {
 	KeyRing
 	HealthBoard
 	SketchBoard
+	TallyBoard
 }
 
 // Limits holds request and token rate limits.

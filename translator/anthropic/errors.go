@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // errorFrom reads an Anthropic error body,
 // {"type":"error","error":{"type","message"}}. A body that is not one
 // (HTML from a proxy, nothing at all) still gets the status's mapping.
-func (tr *Translator) errorFrom(status int, body []byte) *openai.Error {
+func (tr *Translator) errorFrom(status int, body []byte) *openaiapi.Error {
 	var r response
 	if json.Unmarshal(body, &r) != nil || r.Error == nil {
 		return translator.UpstreamError(tr.t.Provider.Name, status, "", "")
@@ -22,7 +22,7 @@ func (tr *Translator) errorFrom(status int, body []byte) *openai.Error {
 
 // apiError maps an Anthropic error with the status it came with (or, in a
 // stream or a 200 body, the status its type stands for).
-func (tr *Translator) apiError(status int, e *apiError) *openai.Error {
+func (tr *Translator) apiError(status int, e *apiError) *openaiapi.Error {
 	code := ""
 	if status == http.StatusBadRequest && strings.HasPrefix(e.Message, "prompt is too long") {
 		// OpenAI clients detect an overlong prompt by this code.
@@ -33,7 +33,7 @@ func (tr *Translator) apiError(status int, e *apiError) *openai.Error {
 
 // errorResult is the client's result for an error, with the provider's
 // retry-after when the client may retry.
-func (tr *Translator) errorResult(e *openai.Error, h translator.Headers) translator.Result {
+func (tr *Translator) errorResult(e *openaiapi.Error, h translator.Headers) translator.Result {
 	if ra := h.Get("retry-after"); ra != "" && (e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable) {
 		e.WithHeader("retry-after", ra)
 	}

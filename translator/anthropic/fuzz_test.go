@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -72,7 +72,7 @@ func FuzzRequest(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		req, perr := openai.ParseChatRequest(raw)
+		req, perr := openaiapi.ParseChatRequest(raw)
 		if perr != nil {
 			return
 		}

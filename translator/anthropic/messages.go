@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -31,7 +31,7 @@ type conversation struct {
 // tool_result blocks of a user turn, and merges consecutive turns of the
 // same role, so that turns alternate and the tool results answering an
 // assistant turn open the next user turn.
-func convertMessages(msgs []openai.Message) (conversation, *openai.Error) {
+func convertMessages(msgs []openaiapi.Message) (conversation, *openaiapi.Error) {
 	var c conversation
 	if e := checkToolPairing(msgs); e != nil {
 		return c, e
@@ -145,10 +145,10 @@ func (c *conversation) trimPrefill() {
 // wording: every tool call is answered by a tool message before the next
 // user or assistant message, and every tool message answers one. Anthropic
 // enforces the same pairing, in its own words.
-func checkToolPairing(msgs []openai.Message) *openai.Error {
+func checkToolPairing(msgs []openaiapi.Message) *openaiapi.Error {
 	open := map[string]bool{}
 	opener := 0
-	unanswered := func() *openai.Error {
+	unanswered := func() *openaiapi.Error {
 		var ids []string
 		for _, tc := range msgs[opener].ToolCalls {
 			if open[tc.ID] {
@@ -187,7 +187,7 @@ func checkToolPairing(msgs []openai.Message) *openai.Error {
 
 // assistantBlocks turns an assistant message into text blocks followed by
 // tool_use blocks.
-func (c *conversation) assistantBlocks(m *openai.Message, param string) ([]block, *openai.Error) {
+func (c *conversation) assistantBlocks(m *openaiapi.Message, param string) ([]block, *openaiapi.Error) {
 	blocks, e := contentBlocks(m.Content, param, false)
 	if e != nil {
 		return nil, e
@@ -236,7 +236,7 @@ func containsString(list []string, s string) bool {
 
 // toolResult turns a tool message into a tool_result block. Empty content
 // is left out rather than sent as an empty text.
-func toolResult(m *openai.Message, param string) (block, *openai.Error) {
+func toolResult(m *openaiapi.Message, param string) (block, *openaiapi.Error) {
 	b := block{Type: "tool_result", ToolUseID: m.ToolCallID}
 	if !m.Content.IsParts {
 		if strings.TrimSpace(m.Content.Text) != "" {
@@ -255,7 +255,7 @@ func toolResult(m *openai.Message, param string) (block, *openai.Error) {
 // contentBlocks maps message content to blocks. Blank text is dropped
 // (Anthropic refuses empty and whitespace-only text blocks); media (images
 // and files) is allowed only where Anthropic takes it.
-func contentBlocks(c openai.Content, param string, media bool) ([]block, *openai.Error) {
+func contentBlocks(c openaiapi.Content, param string, media bool) ([]block, *openaiapi.Error) {
 	if !c.IsParts {
 		if strings.TrimSpace(c.Text) == "" {
 			return nil, nil
@@ -302,7 +302,7 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 
 // imageBlock maps an image URL: a base64 data URL becomes a base64 source,
 // an http(s) URL a url source that the provider fetches.
-func imageBlock(url, param string) (block, *openai.Error) {
+func imageBlock(url, param string) (block, *openaiapi.Error) {
 	lower := strings.ToLower(url)
 	switch {
 	case strings.HasPrefix(lower, "data:"):
@@ -325,7 +325,7 @@ func imageBlock(url, param string) (block, *openai.Error) {
 
 // fileBlock maps a file part: a base64 PDF becomes a document block.
 // Uploaded file ids belong to another provider's storage.
-func fileBlock(f *openai.FilePart, param string) (block, *openai.Error) {
+func fileBlock(f *openaiapi.FilePart, param string) (block, *openaiapi.Error) {
 	if f.FileData == "" {
 		return block{}, badRequest("unsupported_value", param+".file_id", "file ids are not supported for this model; send file_data")
 	}

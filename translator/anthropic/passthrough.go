@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -46,7 +46,7 @@ func NewCounter(t translator.Target) *Passthrough {
 // (the gateway's version when it sent none), but those that change the
 // price. Everything else goes as the client wrote it, the members and
 // blocks the gateway does not know included.
-func (p *Passthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
+func (p *Passthrough) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	t := p.chat.t
 	body, err := jsonform.ReplaceMember(raw, "model", strconv.Quote(t.Model.Upstream))
 	if err == nil && req != nil && !p.count {
@@ -58,11 +58,11 @@ func (p *Passthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Ups
 		}
 	}
 	if err != nil {
-		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
+		return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
 	}
 	version := t.Header.Get("anthropic-version")
 	if version == "" {
-		version = anthropic.Version
+		version = anthropicapi.Version
 	}
 	path := "/v1/messages"
 	if p.count {
@@ -98,7 +98,7 @@ func (p *Passthrough) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (p *Passthrough) Usage() (wire.Usage, bool) { return p.chat.Usage() }
+func (p *Passthrough) Usage() (openaiapi.Usage, bool) { return p.chat.Usage() }
 
 // StreamChunk implements [translator.Translator.StreamChunk]: b goes to
 // the client unchanged. A stream that ends without message_stop gets an
@@ -119,7 +119,7 @@ func (p *Passthrough) StreamChunk(b []byte, eos bool) []byte {
 		if !p.done && !p.cut {
 			p.cut = true
 			e := translator.GarbageError(p.chat.t.Provider.Name, "the stream ended before it was complete")
-			return append(b, anthropic.ErrorEvent(e)...)
+			return append(b, anthropicapi.ErrorEvent(e)...)
 		}
 	}
 	return b
@@ -151,7 +151,7 @@ func (p *Passthrough) Complete(status int, h translator.Headers, body []byte) tr
 	}
 	r := p.chat.Complete(status, h, body)
 	if r.Status >= http.StatusBadRequest {
-		r.Body = anthropic.ErrorBody(translator.ReadError(r.Status, r.Body), "")
+		r.Body = anthropicapi.ErrorBody(translator.ReadError(r.Status, r.Body), "")
 		return r
 	}
 	return translator.Result{Status: status, Body: body}

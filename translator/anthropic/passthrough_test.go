@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -67,7 +67,7 @@ func TestPassthroughPricedFeatures(t *testing.T) {
 			if err := json.Unmarshal(raw, &asked); err != nil {
 				t.Fatal(err)
 			}
-			up, err := NewPassthrough(tt).Request(&wire.ChatRequest{MaxCompletionTokens: &asked.MaxTokens}, raw)
+			up, err := NewPassthrough(tt).Request(&openaiapi.ChatRequest{MaxCompletionTokens: &asked.MaxTokens}, raw)
 			if err != nil {
 				t.Fatal(err)
 			}

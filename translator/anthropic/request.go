@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -17,7 +17,7 @@ const fallbackMaxTokens = 4096
 
 // Request implements [translator.Translator.Request]. The body is rebuilt
 // from the parsed request; raw is not needed.
-func (tr *Translator) Request(req *openai.ChatRequest, _ []byte) (translator.Upstream, *openai.Error) {
+func (tr *Translator) Request(req *openaiapi.ChatRequest, _ []byte) (translator.Upstream, *openaiapi.Error) {
 	if e := refuseUnsupported(req); e != nil {
 		return translator.Upstream{}, e
 	}
@@ -58,14 +58,14 @@ func (tr *Translator) Request(req *openai.ChatRequest, _ []byte) (translator.Ups
 	return up, nil
 }
 
-func badRequest(code, param, format string, args ...any) *openai.Error {
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, code, format, args...).WithParam(param)
+func badRequest(code, param, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, code, format, args...).WithParam(param)
 }
 
 // refuseUnsupported refuses the parameters Anthropic has no equivalent for
 // and whose absence a client would notice (more choices, log
 // probabilities, token biases in another tokenizer's ids).
-func refuseUnsupported(req *openai.ChatRequest) *openai.Error {
+func refuseUnsupported(req *openaiapi.ChatRequest) *openaiapi.Error {
 	switch {
 	case req.N != nil && *req.N > 1:
 		return badRequest("unsupported_value", "n", "n must be 1 for this model")
@@ -84,7 +84,7 @@ func refuseUnsupported(req *openai.ChatRequest) *openai.Error {
 // output to the context window, above what the window leaves the
 // prompt). Anthropic requires one, so a request and a model without
 // any get fallbackMaxTokens.
-func maxTokens(req *openai.ChatRequest, t translator.Target) int {
+func maxTokens(req *openaiapi.ChatRequest, t translator.Target) int {
 	if n := t.OutputLimit(req.OutputCap()); n > 0 {
 		return n
 	}
@@ -102,7 +102,7 @@ func temperature(t *float64) *float64 {
 }
 
 // stopSequences drops whitespace-only sequences, which Anthropic refuses.
-func stopSequences(stop openai.StringList) []string {
+func stopSequences(stop openaiapi.StringList) []string {
 	var out []string
 	for _, s := range stop {
 		if strings.TrimSpace(s) != "" {
@@ -117,7 +117,7 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // toolConfig maps tools, tool_choice, parallel_tool_calls and the JSON
 // response formats. history lists the functions the conversation already
 // called: Anthropic refuses tool blocks in a request without tools.
-func toolConfig(req *openai.ChatRequest, history []string) (tools []tool, choice *toolChoice, jsonTool bool, e *openai.Error) {
+func toolConfig(req *openaiapi.ChatRequest, history []string) (tools []tool, choice *toolChoice, jsonTool bool, e *openaiapi.Error) {
 	for i, t := range req.Tools {
 		param := "tools[" + strconv.Itoa(i) + "]"
 		if t.Function.Name == jsonToolName {
@@ -160,7 +160,7 @@ func toolConfig(req *openai.ChatRequest, history []string) (tools []tool, choice
 	return tools, choice, jsonTool, nil
 }
 
-func mapToolChoice(tc *openai.ToolChoice, tools []openai.Tool) (*toolChoice, *openai.Error) {
+func mapToolChoice(tc *openaiapi.ToolChoice, tools []openaiapi.Tool) (*toolChoice, *openaiapi.Error) {
 	if len(tools) == 0 {
 		if tc != nil && (tc.Function != "" || tc.Mode == "required") {
 			return nil, badRequest("invalid_value", "tool_choice", "tool_choice requires tools")
@@ -189,7 +189,7 @@ func mapToolChoice(tc *openai.ToolChoice, tools []openai.Tool) (*toolChoice, *op
 // must call some tool: one of the client's, or the JSON answer. When it
 // must call a client tool, the answer holds no content and the JSON tool
 // is not needed. added reports whether the JSON tool was added.
-func addJSONTool(rf *openai.ResponseFormat, tools []tool, choice *toolChoice) (_ []tool, _ *toolChoice, added bool, e *openai.Error) {
+func addJSONTool(rf *openaiapi.ResponseFormat, tools []tool, choice *toolChoice) (_ []tool, _ *toolChoice, added bool, e *openaiapi.Error) {
 	schema, desc := emptyObjectSchema, "Respond with a JSON object."
 	if s := rf.JSONSchema; rf.Type == "json_schema" && s != nil {
 		var ok bool

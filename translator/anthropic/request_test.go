@@ -8,16 +8,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // translate runs Request on an OpenAI request body with the test target,
 // changed by edit when it is not nil.
-func translate(t *testing.T, in string, edit func(*translator.Target)) (*Translator, translator.Upstream, *openai.Error) {
+func translate(t *testing.T, in string, edit func(*translator.Target)) (*Translator, translator.Upstream, *openaiapi.Error) {
 	t.Helper()
-	req, perr := openai.ParseChatRequest([]byte(in))
+	req, perr := openaiapi.ParseChatRequest([]byte(in))
 	if perr != nil {
 		t.Fatalf("parse %s: %v", in, perr)
 	}
@@ -242,8 +242,8 @@ func TestRequestRefusals(t *testing.T) {
 			if e == nil {
 				t.Fatal("got no error, want a 400")
 			}
-			if e.Status != http.StatusBadRequest || e.Type != openai.TypeInvalidRequest {
-				t.Errorf("got %d %s, want 400 %s", e.Status, e.Type, openai.TypeInvalidRequest)
+			if e.Status != http.StatusBadRequest || e.Type != openaiapi.TypeInvalidRequest {
+				t.Errorf("got %d %s, want 400 %s", e.Status, e.Type, openaiapi.TypeInvalidRequest)
 			}
 			if e.Param != tt.wantParam || e.Code != tt.wantCode {
 				t.Errorf("got param %q code %q, want param %q code %q", e.Param, e.Code, tt.wantParam, tt.wantCode)

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -26,7 +26,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not a message"))
 	}
 	tr.usage.set(r.Usage)
-	msg := openai.ResponseMessage{Role: "assistant"}
+	msg := openaiapi.ResponseMessage{Role: "assistant"}
 	var text strings.Builder
 	jsonContent := ""
 	for _, b := range r.Content {
@@ -41,7 +41,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 				}
 				continue
 			}
-			msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: b.ID, Type: "function", Function: openai.FunctionCall{Name: b.Name, Arguments: args}})
+			msg.ToolCalls = append(msg.ToolCalls, openaiapi.ToolCall{ID: b.ID, Type: "function", Function: openaiapi.FunctionCall{Name: b.Name, Arguments: args}})
 		}
 		// thinking, redacted_thinking and server-tool blocks have no place
 		// in an OpenAI message: dropped.
@@ -58,12 +58,12 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	u := tr.usage.openai()
 	// Plain strings and numbers, and arguments already compacted: Marshal
 	// cannot fail.
-	out, _ := json.Marshal(openai.ChatCompletion{
+	out, _ := json.Marshal(openaiapi.ChatCompletion{
 		ID:      tr.t.ID,
 		Object:  "chat.completion",
 		Created: tr.t.Created,
 		Model:   tr.t.ClientModel,
-		Choices: []openai.Choice{{Message: msg, FinishReason: finishReason(r.StopReason, len(msg.ToolCalls) > 0)}},
+		Choices: []openaiapi.Choice{{Message: msg, FinishReason: finishReason(r.StopReason, len(msg.ToolCalls) > 0)}},
 		Usage:   &u,
 	})
 	return translator.Result{Status: http.StatusOK, Body: out}
@@ -75,16 +75,16 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 func finishReason(stop string, toolCalls bool) string {
 	switch stop {
 	case "max_tokens", "model_context_window_exceeded":
-		return openai.FinishLength
+		return openaiapi.FinishLength
 	case "tool_use":
 		if toolCalls {
-			return openai.FinishToolCalls
+			return openaiapi.FinishToolCalls
 		}
 	case "refusal":
-		return openai.FinishContentFilter
+		return openaiapi.FinishContentFilter
 	}
 	// end_turn, stop_sequence, pause_turn, and reasons not known yet.
-	return openai.FinishStop
+	return openaiapi.FinishStop
 }
 
 // compactObject returns a tool input as a compact JSON string; a missing

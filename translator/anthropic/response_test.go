@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -39,15 +39,15 @@ func TestFinishReason(t *testing.T) {
 	}
 }
 
-func ints(input, output, cacheRead, cacheWrite int) openai.Usage {
-	return openai.Usage{
+func ints(input, output, cacheRead, cacheWrite int) openaiapi.Usage {
+	return openaiapi.Usage{
 		PromptTokens: input + cacheRead + cacheWrite, CompletionTokens: output, TotalTokens: input + cacheRead + cacheWrite + output,
-		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: cacheRead, CacheWriteTokens: cacheWrite},
+		PromptTokensDetails: &openaiapi.PromptTokensDetails{CachedTokens: cacheRead, CacheWriteTokens: cacheWrite},
 	}
 }
 
 // lifetimes is u with its cache writes broken down by lifetime.
-func lifetimes(u openai.Usage, fiveMin, hour int) openai.Usage {
+func lifetimes(u openaiapi.Usage, fiveMin, hour int) openaiapi.Usage {
 	d := *u.PromptTokensDetails
 	d.CacheWrite5mTokens, d.CacheWrite1hTokens = fiveMin, hour
 	u.PromptTokensDetails = &d
@@ -75,7 +75,7 @@ func TestStreamUsage(t *testing.T) {
 		name     string
 		stream   string
 		eos      bool
-		want     openai.Usage
+		want     openaiapi.Usage
 		wantSeen bool
 	}{
 		{"nothing yet", "", false, ints(0, 0, 0, 0), false},
@@ -110,7 +110,7 @@ func TestCompleteUsage(t *testing.T) {
 		name     string
 		status   int
 		body     string
-		want     openai.Usage
+		want     openaiapi.Usage
 		wantSeen bool
 	}{
 		{"message", 200, `{"type":"message","content":[],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":5,"cache_creation_input_tokens":2}}`, ints(7, 3, 5, 2), true},

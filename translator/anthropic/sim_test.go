@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -57,7 +57,7 @@ func TestSimulatorRoundTrip(t *testing.T) {
 			h := translator.Headers{{Key: "content-type", Value: resp.Header.Get("Content-Type")}}
 			if !tr.IsStream(resp.StatusCode, h) {
 				r := tr.Complete(resp.StatusCode, h, body)
-				var c openai.ChatCompletion
+				var c openaiapi.ChatCompletion
 				if r.Status != http.StatusOK || json.Unmarshal(r.Body, &c) != nil || len(c.Choices) != 1 {
 					t.Fatalf("provider answered %d %s; client got %d %s, want a chat completion", resp.StatusCode, body, r.Status, r.Body)
 				}

@@ -3,7 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -20,12 +20,12 @@ type blockState struct {
 // must see "usage": null on every chunk but the last, which the wire
 // type's omitempty cannot write.
 type chunk struct {
-	ID      string               `json:"id"`
-	Object  string               `json:"object"`
-	Created int64                `json:"created"`
-	Model   string               `json:"model"`
-	Choices []openai.ChunkChoice `json:"choices"`
-	Usage   json.RawMessage      `json:"usage,omitempty"`
+	ID      string                  `json:"id"`
+	Object  string                  `json:"object"`
+	Created int64                   `json:"created"`
+	Model   string                  `json:"model"`
+	Choices []openaiapi.ChunkChoice `json:"choices"`
+	Usage   json.RawMessage         `json:"usage,omitempty"`
 }
 
 var (
@@ -116,7 +116,7 @@ func (tr *Translator) blockStart(out []byte, index int, b *block) []byte {
 		if b.Text == "" || tr.jsonTool {
 			return out
 		}
-		return tr.delta(out, openai.Delta{Content: &b.Text})
+		return tr.delta(out, openaiapi.Delta{Content: &b.Text})
 	case "tool_use":
 		// The input is normally {} here and arrives in deltas; a non-empty
 		// one is sent as the first arguments.
@@ -132,14 +132,14 @@ func (tr *Translator) blockStart(out []byte, index int, b *block) []byte {
 			if args == "" {
 				return out
 			}
-			return tr.delta(out, openai.Delta{Content: &args})
+			return tr.delta(out, openaiapi.Delta{Content: &args})
 		}
 		bs := &blockState{tool: tr.nextTool, gotArgs: args != ""}
 		tr.blocks[index] = bs
 		tr.nextTool++
-		return tr.delta(out, openai.Delta{ToolCalls: []openai.ToolCall{{
+		return tr.delta(out, openaiapi.Delta{ToolCalls: []openaiapi.ToolCall{{
 			Index: &bs.tool, ID: b.ID, Type: "function",
-			Function: openai.FunctionCall{Name: b.Name, Arguments: args},
+			Function: openaiapi.FunctionCall{Name: b.Name, Arguments: args},
 		}}})
 	}
 	// thinking and redacted_thinking blocks (and their deltas) have no
@@ -156,7 +156,7 @@ func (tr *Translator) blockDelta(out []byte, index int, d *delta) []byte {
 		if d.Text == "" || tr.jsonTool {
 			return out
 		}
-		return tr.delta(out, openai.Delta{Content: &d.Text})
+		return tr.delta(out, openaiapi.Delta{Content: &d.Text})
 	case "input_json_delta":
 		bs := tr.blocks[index]
 		if bs == nil || d.PartialJSON == "" {
@@ -181,9 +181,9 @@ func (tr *Translator) blockStop(out []byte, index int) []byte {
 
 func (tr *Translator) arguments(out []byte, bs *blockState, args string) []byte {
 	if bs.json {
-		return tr.delta(out, openai.Delta{Content: &args})
+		return tr.delta(out, openaiapi.Delta{Content: &args})
 	}
-	return tr.delta(out, openai.Delta{ToolCalls: []openai.ToolCall{{Index: &bs.tool, Function: openai.FunctionCall{Arguments: args}}}})
+	return tr.delta(out, openaiapi.Delta{ToolCalls: []openaiapi.ToolCall{{Index: &bs.tool, Function: openaiapi.FunctionCall{Arguments: args}}}})
 }
 
 // finish ends the stream: the finish chunk, the usage chunk when the
@@ -191,11 +191,11 @@ func (tr *Translator) arguments(out []byte, bs *blockState, args string) []byte 
 func (tr *Translator) finish(out []byte) []byte {
 	out = tr.start(out)
 	reason := finishReason(tr.stopReason, tr.nextTool > 0)
-	out = tr.write(out, tr.envelope(openai.ChunkChoice{FinishReason: &reason}))
+	out = tr.write(out, tr.envelope(openaiapi.ChunkChoice{FinishReason: &reason}))
 	if tr.includeUsage {
 		u := tr.usage.openai()
 		c := tr.envelope()
-		c.Choices = []openai.ChunkChoice{}
+		c.Choices = []openaiapi.ChunkChoice{}
 		c.Usage, _ = json.Marshal(u)
 		out = tr.write(out, c)
 	}
@@ -210,15 +210,15 @@ func (tr *Translator) start(out []byte) []byte {
 	}
 	tr.started = true
 	empty := ""
-	return tr.write(out, tr.envelope(openai.ChunkChoice{Delta: openai.Delta{Role: "assistant", Content: &empty}}))
+	return tr.write(out, tr.envelope(openaiapi.ChunkChoice{Delta: openaiapi.Delta{Role: "assistant", Content: &empty}}))
 }
 
-func (tr *Translator) delta(out []byte, d openai.Delta) []byte {
+func (tr *Translator) delta(out []byte, d openaiapi.Delta) []byte {
 	out = tr.start(out)
-	return tr.write(out, tr.envelope(openai.ChunkChoice{Delta: d}))
+	return tr.write(out, tr.envelope(openaiapi.ChunkChoice{Delta: d}))
 }
 
-func (tr *Translator) envelope(choices ...openai.ChunkChoice) chunk {
+func (tr *Translator) envelope(choices ...openaiapi.ChunkChoice) chunk {
 	c := chunk{ID: tr.t.ID, Object: "chat.completion.chunk", Created: tr.t.Created, Model: tr.t.ClientModel, Choices: choices}
 	if tr.includeUsage {
 		c.Usage = nullJSON

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
@@ -41,7 +41,7 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (tr *Translator) Usage() (openai.Usage, bool) { return tr.usage.openai(), tr.usage.seen }
+func (tr *Translator) Usage() (openaiapi.Usage, bool) { return tr.usage.openai(), tr.usage.seen }
 
 // counts accumulates Anthropic's usage. Anthropic reports cumulative
 // values (message_start, then message_delta), so each report sets the
@@ -91,16 +91,16 @@ func (c *counts) set(u *usage) {
 // cached tokens, so the prompt is the sum of the three. The writes are at
 // least their breakdown's sum: a total short of it would leave some
 // unbilled.
-func (c *counts) openai() openai.Usage {
+func (c *counts) openai() openaiapi.Usage {
 	write := max(c.cacheWrite, c.write5m+c.write1h)
 	prompt := c.input + c.cacheRead + write
-	return openai.Usage{
+	return openaiapi.Usage{
 		PromptTokens:     prompt,
 		CompletionTokens: c.output,
 		TotalTokens:      prompt + c.output,
-		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: write,
+		PromptTokensDetails: &openaiapi.PromptTokensDetails{CachedTokens: c.cacheRead, CacheWriteTokens: write,
 			CacheWrite5mTokens: c.write5m, CacheWrite1hTokens: c.write1h},
-		ServerToolUse: openai.ServerToolUse{WebSearchRequests: c.webSearches},
+		ServerToolUse: openaiapi.ServerToolUse{WebSearchRequests: c.webSearches},
 	}
 }
 

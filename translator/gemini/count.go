@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -31,7 +31,7 @@ type countRequest struct {
 
 // Request implements [translator.Translator.Request]: req is the count's
 // canonical chat request.
-func (c *Counter) Request(req *openai.ChatRequest, _ []byte) (translator.Upstream, *openai.Error) {
+func (c *Counter) Request(req *openaiapi.ChatRequest, _ []byte) (translator.Upstream, *openaiapi.Error) {
 	g, e := c.tr.generateRequest(req)
 	if e != nil {
 		return translator.Upstream{}, e
@@ -44,7 +44,7 @@ func (c *Counter) Request(req *openai.ChatRequest, _ []byte) (translator.Upstrea
 			return c.tr.upstream(":countTokens", body), nil
 		}
 	}
-	return translator.Upstream{}, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
+	return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
 }
 
 // IsStream implements [translator.Translator.IsStream]: a count is never
@@ -56,7 +56,7 @@ func (*Counter) IsStream(int, translator.Headers) bool { return false }
 func (*Counter) StreamChunk([]byte, bool) []byte { return nil }
 
 // Usage implements [translator.Translator.Usage]: counting costs nothing.
-func (*Counter) Usage() (openai.Usage, bool) { return openai.Usage{}, false }
+func (*Counter) Usage() (openaiapi.Usage, bool) { return openaiapi.Usage{}, false }
 
 // Complete implements [translator.Translator.Complete].
 func (c *Counter) Complete(status int, h translator.Headers, body []byte) translator.Result {
@@ -69,13 +69,13 @@ func (c *Counter) Complete(status int, h translator.Headers, body []byte) transl
 	if !isObject(body) || json.Unmarshal(body, &resp) != nil || resp.TotalTokens == nil {
 		return countError(translator.GarbageError(c.tr.providerName(), "the body is not a countTokens response"))
 	}
-	out, _ := json.Marshal(anthropic.TokenCount{InputTokens: *resp.TotalTokens})
+	out, _ := json.Marshal(anthropicapi.TokenCount{InputTokens: *resp.TotalTokens})
 	return translator.Result{Status: http.StatusOK, Body: out}
 }
 
-func countError(e *openai.Error) translator.Result {
+func countError(e *openaiapi.Error) translator.Result {
 	r := translator.ErrorResult(e)
-	r.Body = anthropic.ErrorBody(e, "")
+	r.Body = anthropicapi.ErrorBody(e, "")
 	return r
 }
 

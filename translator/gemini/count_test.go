@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -18,7 +18,7 @@ func TestCounter(t *testing.T) {
 	sim := startSim(t)
 	const body = `{"model":"flash","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"How many tokens is this?"}],
 		"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`
-	req, e := openai.ParseChatRequest([]byte(body))
+	req, e := openaiapi.ParseChatRequest([]byte(body))
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -50,7 +50,7 @@ func TestCounter(t *testing.T) {
 		t.Fatalf("got %d %s; want Anthropic's token count", r.Status, r.Body)
 	}
 	gen, _ := chat(t, sim, simKey, body)
-	var completion openai.ChatCompletion
+	var completion openaiapi.ChatCompletion
 	if err := json.Unmarshal(gen.Body, &completion); err != nil || completion.Usage == nil || completion.Usage.PromptTokens != *count.InputTokens {
 		t.Errorf("counted %d tokens; generateContent's usage is %s", *count.InputTokens, gen.Body)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -19,7 +19,7 @@ const maxBatchEmbed = 100
 
 // EmbeddingsRequest implements [translator.Embedder.EmbeddingsRequest]:
 // one input goes to :embedContent, several to :batchEmbedContents.
-func (tr *Translator) EmbeddingsRequest(req *openai.EmbeddingsRequest, _ []byte) (translator.Upstream, *openai.Error) {
+func (tr *Translator) EmbeddingsRequest(req *openaiapi.EmbeddingsRequest, _ []byte) (translator.Upstream, *openaiapi.Error) {
 	if len(req.Input.Tokens) > 0 {
 		return translator.Upstream{}, refuse("input", "this model embeds text only; token arrays are not supported")
 	}
@@ -47,7 +47,7 @@ func (tr *Translator) EmbeddingsRequest(req *openai.EmbeddingsRequest, _ []byte)
 		body, err = json.Marshal(batchEmbedRequest{Requests: reqs})
 	}
 	if err != nil {
-		return translator.Upstream{}, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
+		return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
 	}
 	tr.embedInputs, tr.embedBase64, tr.embedEstimate = len(texts), req.EncodingFormat == "base64", estimate
 	return tr.upstream(method, body), nil
@@ -77,17 +77,17 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 		return translator.ErrorResult(translator.GarbageError(tr.providerName(),
 			"the answer holds "+strconv.Itoa(len(vecs))+" embeddings for "+strconv.Itoa(tr.embedInputs)+" inputs"))
 	}
-	list := openai.EmbeddingList{Object: "list", Data: make([]openai.Embedding, len(vecs)), Model: tr.t.ClientModel}
+	list := openaiapi.EmbeddingList{Object: "list", Data: make([]openaiapi.Embedding, len(vecs)), Model: tr.t.ClientModel}
 	for i, v := range vecs {
 		if len(v.Values) == 0 {
 			return translator.ErrorResult(translator.GarbageError(tr.providerName(), "an embedding has no values"))
 		}
-		list.Data[i] = openai.Embedding{Object: "embedding", Index: i, Embedding: v.Values}
+		list.Data[i] = openaiapi.Embedding{Object: "embedding", Index: i, Embedding: v.Values}
 		if tr.embedBase64 {
 			list.Data[i].Embedding = float32Base64(v.Values)
 		}
 	}
-	tr.usage = openai.Usage{PromptTokens: tr.embedEstimate, TotalTokens: tr.embedEstimate}
+	tr.usage = openaiapi.Usage{PromptTokens: tr.embedEstimate, TotalTokens: tr.embedEstimate}
 	tr.hasUsage = true
 	list.Usage = tr.usage
 	out, err := json.Marshal(list)

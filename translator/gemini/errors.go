@@ -8,21 +8,21 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // errorFor translates an error answer: Google's {"error":{...}} envelope
 // when there is one, else the status alone (HTML from a proxy, an empty
 // body).
-func (tr *Translator) errorFor(status int, h translator.Headers, body []byte) *openai.Error {
+func (tr *Translator) errorFor(status int, h translator.Headers, body []byte) *openaiapi.Error {
 	return tr.mapError(status, parseError(body), h.Get("retry-after"))
 }
 
 // mapError maps a Gemini error to the client's envelope. Google's status
 // name decides where it is more precise than the HTTP status; retryAfter
 // is the provider's header, which wins over the RetryInfo detail.
-func (tr *Translator) mapError(status int, e *apiError, retryAfter string) *openai.Error {
+func (tr *Translator) mapError(status int, e *apiError, retryAfter string) *openaiapi.Error {
 	msg := ""
 	if e != nil {
 		msg = e.Message
@@ -40,7 +40,7 @@ func (tr *Translator) mapError(status int, e *apiError, retryAfter string) *open
 			status = http.StatusForbidden
 		case e.Status == "FAILED_PRECONDITION":
 			// Billing or region: nothing the client can change in its request.
-			return openai.Errorf(http.StatusBadGateway, openai.TypeUpstream, "upstream_error",
+			return openaiapi.Errorf(http.StatusBadGateway, openaiapi.TypeUpstream, "upstream_error",
 				"provider %s cannot serve this request: %s", tr.providerName(), translator.Scrub(msg))
 		}
 		if retryAfter == "" {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -45,7 +45,7 @@ func FuzzEmbeddingsComplete(f *testing.F) {
 	f.Add(200, []byte(`{"embedding":{"values":[0.1]}}`))
 	f.Add(429, []byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}`))
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
-		req := &openai.EmbeddingsRequest{Model: "e", Input: openai.EmbeddingInput{Texts: []string{"a", "b"}}, EncodingFormat: "base64"}
+		req := &openaiapi.EmbeddingsRequest{Model: "e", Input: openaiapi.EmbeddingInput{Texts: []string{"a", "b"}}, EncodingFormat: "base64"}
 		tr := New(testTarget())
 		if _, e := tr.EmbeddingsRequest(req, nil); e != nil {
 			t.Fatal(e)
@@ -55,7 +55,7 @@ func FuzzEmbeddingsComplete(f *testing.F) {
 			t.Fatalf("body is not JSON: %q", r.Body)
 		}
 		if r.Status >= 200 && r.Status <= 299 {
-			var list openai.EmbeddingList
+			var list openaiapi.EmbeddingList
 			if err := json.Unmarshal(r.Body, &list); err != nil || len(list.Data) != 2 {
 				t.Fatalf("got %d with %s, want two embeddings", r.Status, r.Body)
 			}
@@ -72,7 +72,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	f.Add([]byte(`{"model":"m",` + userHi + `,"tools":[{"type":"function","function":{"name":"f","parameters":` + doublingRefs(10) + `}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, e := openai.ParseChatRequest(body)
+		req, e := openaiapi.ParseChatRequest(body)
 		if e != nil {
 			return
 		}

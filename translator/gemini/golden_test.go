@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
@@ -51,7 +51,7 @@ const defaultRequest = `{"model":"my-flash","messages":[{"role":"user","content"
 func isEmbedding(name string) bool { return strings.HasPrefix(name, "embed_") }
 
 // send hands a client body to tr through the API the case's name says.
-func send(t *testing.T, tr *Translator, c translatortest.Case, body []byte) (translator.Upstream, *openai.Error) {
+func send(t *testing.T, tr *Translator, c translatortest.Case, body []byte) (translator.Upstream, *openaiapi.Error) {
 	t.Helper()
 	if isEmbedding(c.Name) {
 		return translatortest.SendEmbeddings(t, tr, body)

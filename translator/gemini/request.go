@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -25,12 +25,12 @@ const maxStopSequences = 5
 var functionNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
 
 // refuse builds the 400 for a request Gemini cannot honour.
-func refuse(param, format string, args ...any) *openai.Error {
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_value", format, args...).WithParam(param)
+func refuse(param, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_value", format, args...).WithParam(param)
 }
 
 // Request implements [translator.Translator.Request].
-func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.Upstream, *openai.Error) {
+func (tr *Translator) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	if e := refuseUnmodelled(raw); e != nil {
 		return translator.Upstream{}, e
 	}
@@ -40,7 +40,7 @@ func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.U
 	}
 	body, err := json.Marshal(g)
 	if err != nil {
-		return translator.Upstream{}, openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
+		return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_value", "the request cannot be encoded for the provider")
 	}
 	tr.includeUsage = req.IncludeUsage()
 	tr.oneCall = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
@@ -77,7 +77,7 @@ func (tr *Translator) modelName() string {
 
 // refuseUnmodelled refuses OpenAI parameters that ChatRequest does not
 // model and Gemini cannot honour, so they are not dropped unseen.
-func refuseUnmodelled(raw []byte) *openai.Error {
+func refuseUnmodelled(raw []byte) *openaiapi.Error {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -107,7 +107,7 @@ func refuseUnmodelled(raw []byte) *openai.Error {
 	return nil
 }
 
-func (tr *Translator) generateRequest(req *openai.ChatRequest) (*generateRequest, *openai.Error) {
+func (tr *Translator) generateRequest(req *openaiapi.ChatRequest) (*generateRequest, *openaiapi.Error) {
 	g := &generateRequest{}
 	if e := tr.conversation(req, g); e != nil {
 		return nil, e
@@ -129,7 +129,7 @@ func (tr *Translator) generateRequest(req *openai.ChatRequest) (*generateRequest
 // is, as marked text of a user content (see [translator.SystemNote]). Tool
 // results become functionResponse parts of a user content; consecutive
 // contents of the same role are merged, as Gemini wants turns to alternate.
-func (tr *Translator) conversation(req *openai.ChatRequest, g *generateRequest) *openai.Error {
+func (tr *Translator) conversation(req *openaiapi.ChatRequest, g *generateRequest) *openaiapi.Error {
 	names := map[string]string{} // tool-call id → function name
 	var system []part
 	leading := translator.LeadingSystem(req.Messages)
@@ -210,7 +210,7 @@ func toolResponse(text string) json.RawMessage {
 }
 
 // textParts maps a system or developer message, which may hold text only.
-func textParts(m *openai.Message, param string) ([]part, *openai.Error) {
+func textParts(m *openaiapi.Message, param string) ([]part, *openaiapi.Error) {
 	if !m.Content.IsParts {
 		return textPart(nil, m.Content.Text), nil
 	}
@@ -245,7 +245,7 @@ func textPart(ps []part, text string) []part {
 	return append(ps, part{Text: text})
 }
 
-func userParts(m *openai.Message, param string) ([]part, *openai.Error) {
+func userParts(m *openaiapi.Message, param string) ([]part, *openaiapi.Error) {
 	if !m.Content.IsParts {
 		return textPart(nil, m.Content.Text), nil
 	}
@@ -294,7 +294,7 @@ var imageTypes = map[string]string{
 	".gif": "image/gif", ".heic": "image/heic", ".heif": "image/heif",
 }
 
-func imagePart(rawURL, at string) (part, *openai.Error) {
+func imagePart(rawURL, at string) (part, *openaiapi.Error) {
 	if strings.HasPrefix(rawURL, "data:") {
 		b, ok := parseDataURL(rawURL)
 		if !ok {
@@ -330,7 +330,7 @@ func parseDataURL(s string) (*blob, bool) {
 // assistantParts maps an assistant message to a model turn: its text, then
 // its tool calls as functionCall parts, recording each call's name by id so
 // that later tool messages can name their function.
-func assistantParts(m *openai.Message, param string, names map[string]string) ([]part, *openai.Error) {
+func assistantParts(m *openaiapi.Message, param string, names map[string]string) ([]part, *openaiapi.Error) {
 	var ps []part
 	if m.Content.IsParts {
 		for j, p := range m.Content.Parts {
@@ -411,7 +411,7 @@ func signatureForID(sig string) string {
 
 // tools maps function tools to one Tool of functionDeclarations, and
 // tool_choice to functionCallingConfig.
-func tools(req *openai.ChatRequest, g *generateRequest) *openai.Error {
+func tools(req *openaiapi.ChatRequest, g *generateRequest) *openaiapi.Error {
 	declared := map[string]bool{}
 	var decls []functionDeclaration
 	budget := newSchemaBudget()
@@ -456,7 +456,7 @@ func tools(req *openai.ChatRequest, g *generateRequest) *openai.Error {
 	return nil
 }
 
-func (tr *Translator) generationConfig(req *openai.ChatRequest) (generationConfig, *openai.Error) {
+func (tr *Translator) generationConfig(req *openaiapi.ChatRequest) (generationConfig, *openaiapi.Error) {
 	switch {
 	case req.N != nil && *req.N > 1:
 		return generationConfig{}, refuse("n", "n must be 1 for this model")
@@ -499,6 +499,6 @@ func (tr *Translator) generationConfig(req *openai.ChatRequest) (generationConfi
 
 // outputCap is the model's output limit for the request (0 leaves the
 // provider's default).
-func (tr *Translator) outputCap(req *openai.ChatRequest) int {
+func (tr *Translator) outputCap(req *openaiapi.ChatRequest) int {
 	return tr.t.OutputLimit(req.OutputCap())
 }

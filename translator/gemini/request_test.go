@@ -9,13 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // translate runs a client body through the parser and Request.
-func translate(t *testing.T, body string) (*generateRequest, *openai.Error) {
+func translate(t *testing.T, body string) (*generateRequest, *openaiapi.Error) {
 	t.Helper()
-	req, e := openai.ParseChatRequest([]byte(body))
+	req, e := openaiapi.ParseChatRequest([]byte(body))
 	if e != nil {
 		t.Fatalf("the test body is not a valid chat request: %v", e)
 	}
@@ -88,7 +88,7 @@ func TestRequestRefusals(t *testing.T) {
 			if e == nil {
 				t.Fatalf("got no refusal, want a 400 naming %q", tt.wantParam)
 			}
-			if e.Status != http.StatusBadRequest || e.Type != openai.TypeInvalidRequest || e.Param != tt.wantParam {
+			if e.Status != http.StatusBadRequest || e.Type != openaiapi.TypeInvalidRequest || e.Param != tt.wantParam {
 				t.Errorf("got %d %s param %q (%s), want 400 invalid_request_error param %q", e.Status, e.Type, e.Param, e.Message, tt.wantParam)
 			}
 		})
@@ -142,8 +142,8 @@ func TestSchemaBudgetIsPerRequest(t *testing.T) {
 // parser already stops at 4 sequences, below Gemini's 5.
 func TestRequestRefusesMoreStopsThanGemini(t *testing.T) {
 	t.Parallel()
-	req := &openai.ChatRequest{Model: "m", Messages: []openai.Message{{Role: "user", Content: openai.Content{Text: "Hi"}}},
-		Stop: openai.StringList{"a", "b", "c", "d", "e", "f"}}
+	req := &openaiapi.ChatRequest{Model: "m", Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: "Hi"}}},
+		Stop: openaiapi.StringList{"a", "b", "c", "d", "e", "f"}}
 	_, e := New(testTarget()).Request(req, nil)
 	if e == nil || e.Param != "stop" {
 		t.Fatalf("got %v, want a 400 naming stop", e)
@@ -303,7 +303,7 @@ func TestRequestAddressing(t *testing.T) {
 			m := *target.Model
 			p.BasePath, m.Upstream, target.Key = tt.basePath, tt.upstream, tt.key
 			target.Provider, target.Model = &p, &m
-			req := &openai.ChatRequest{Model: "m", Stream: tt.stream, Messages: []openai.Message{{Role: "user", Content: openai.Content{Text: "Hi"}}}}
+			req := &openaiapi.ChatRequest{Model: "m", Stream: tt.stream, Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: "Hi"}}}}
 			up, e := New(target).Request(req, nil)
 			if e != nil {
 				t.Fatal(e)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -21,13 +21,13 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	if resp.Error != nil {
 		return translator.ErrorResult(tr.mapError(errorStatus(resp.Error), resp.Error, h.Get("retry-after")))
 	}
-	var msg openai.ResponseMessage
+	var msg openaiapi.ResponseMessage
 	var finish string
 	switch {
 	case len(resp.Candidates) > 0:
 		c := &resp.Candidates[0]
 		text, calls := tr.read(c)
-		msg = openai.ResponseMessage{Role: "assistant", Content: &text, ToolCalls: calls}
+		msg = openaiapi.ResponseMessage{Role: "assistant", Content: &text, ToolCalls: calls}
 		if text == "" && len(calls) > 0 {
 			msg.Content = nil
 		}
@@ -35,20 +35,20 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	case resp.PromptFeedback != nil && resp.PromptFeedback.BlockReason != "":
 		// The prompt itself was blocked: no candidates at all.
 		empty := ""
-		msg = openai.ResponseMessage{Role: "assistant", Content: &empty}
-		finish = openai.FinishContentFilter
+		msg = openaiapi.ResponseMessage{Role: "assistant", Content: &empty}
+		finish = openaiapi.FinishContentFilter
 	default:
 		return translator.ErrorResult(translator.GarbageError(tr.providerName(), "the body has no candidates"))
 	}
 	if resp.UsageMetadata != nil {
 		tr.setUsage(resp.UsageMetadata)
 	}
-	cc := openai.ChatCompletion{
+	cc := openaiapi.ChatCompletion{
 		ID:      tr.t.ID,
 		Object:  "chat.completion",
 		Created: tr.t.Created,
 		Model:   tr.t.ClientModel,
-		Choices: []openai.Choice{{Index: 0, Message: msg, FinishReason: finish}},
+		Choices: []openaiapi.Choice{{Index: 0, Message: msg, FinishReason: finish}},
 	}
 	if tr.hasUsage {
 		u := tr.usage
@@ -71,12 +71,12 @@ func isObject(b []byte) bool {
 // read returns a candidate's answer text (thought parts are the model's
 // reasoning, not its answer, and are dropped) and its function calls as
 // OpenAI tool calls with minted ids, numbered across the whole answer.
-func (tr *Translator) read(c *candidate) (string, []openai.ToolCall) {
+func (tr *Translator) read(c *candidate) (string, []openaiapi.ToolCall) {
 	if c.Content == nil {
 		return "", nil
 	}
 	var text []byte
-	var calls []openai.ToolCall
+	var calls []openaiapi.ToolCall
 	for _, p := range c.Content.Parts {
 		switch {
 		case p.FunctionCall != nil:
@@ -87,10 +87,10 @@ func (tr *Translator) read(c *candidate) (string, []openai.ToolCall) {
 			if p.ThoughtSignature != "" {
 				id += thoughtSeparator + signatureForID(p.ThoughtSignature)
 			}
-			calls = append(calls, openai.ToolCall{
+			calls = append(calls, openaiapi.ToolCall{
 				ID:       id,
 				Type:     "function",
-				Function: openai.FunctionCall{Name: p.FunctionCall.Name, Arguments: arguments(p.FunctionCall.Args)},
+				Function: openaiapi.FunctionCall{Name: p.FunctionCall.Name, Arguments: arguments(p.FunctionCall.Args)},
 			})
 			tr.calls++
 		case p.Thought:
@@ -115,18 +115,18 @@ func arguments(args json.RawMessage) string {
 func finishReason(reason string, hasCalls bool) string {
 	switch reason {
 	case "MAX_TOKENS":
-		return openai.FinishLength
+		return openaiapi.FinishLength
 	case "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "IMAGE_OTHER", "NO_IMAGE":
-		return openai.FinishContentFilter
+		return openaiapi.FinishContentFilter
 	}
 	// STOP, FINISH_REASON_UNSPECIFIED, the function-call failures
 	// (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS,
 	// MISSING_THOUGHT_SIGNATURE, MALFORMED_RESPONSE) and reasons added later.
 	if hasCalls {
-		return openai.FinishToolCalls
+		return openaiapi.FinishToolCalls
 	}
-	return openai.FinishStop
+	return openaiapi.FinishStop
 }
 
 // setUsage records Gemini's usage, which is a running total when streamed:
@@ -134,12 +134,12 @@ func finishReason(reason string, hasCalls bool) string {
 func (tr *Translator) setUsage(u *usageMetadata) {
 	prompt := u.PromptTokenCount + u.ToolUsePromptTokenCount
 	completion := u.CandidatesTokenCount + u.ThoughtsTokenCount
-	tr.usage = openai.Usage{
+	tr.usage = openaiapi.Usage{
 		PromptTokens:            prompt,
 		CompletionTokens:        completion,
 		TotalTokens:             prompt + completion,
-		PromptTokensDetails:     &openai.PromptTokensDetails{CachedTokens: u.CachedContentTokenCount},
-		CompletionTokensDetails: &openai.CompletionTokensDetails{ReasoningTokens: u.ThoughtsTokenCount},
+		PromptTokensDetails:     &openaiapi.PromptTokensDetails{CachedTokens: u.CachedContentTokenCount},
+		CompletionTokensDetails: &openaiapi.CompletionTokensDetails{ReasoningTokens: u.ThoughtsTokenCount},
 	}
 	tr.hasUsage = true
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 func TestFinishReason(t *testing.T) {
@@ -98,10 +98,10 @@ func TestStreamUsageWhenCut(t *testing.T) {
 		t.Errorf("got %q, want an error event and no [DONE]", out)
 	}
 	got, ok := tr.Usage()
-	want := openai.Usage{
+	want := openaiapi.Usage{
 		PromptTokens: 10, CompletionTokens: 7, TotalTokens: 17,
-		PromptTokensDetails:     &openai.PromptTokensDetails{},
-		CompletionTokensDetails: &openai.CompletionTokensDetails{ReasoningTokens: 5},
+		PromptTokensDetails:     &openaiapi.PromptTokensDetails{},
+		CompletionTokensDetails: &openaiapi.CompletionTokensDetails{ReasoningTokens: 5},
 	}
 	if !ok {
 		t.Fatal("got no usage, want the last running totals")
@@ -173,7 +173,7 @@ func TestEmbeddingsRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req, pe := openai.ParseEmbeddingsRequest([]byte(tt.body))
+			req, pe := openaiapi.ParseEmbeddingsRequest([]byte(tt.body))
 			if pe != nil {
 				t.Fatalf("the test body is not a valid embeddings request: %v", pe)
 			}
@@ -188,7 +188,7 @@ func TestEmbeddingsRefusals(t *testing.T) {
 func TestEmbeddingsUsageIsEstimated(t *testing.T) {
 	t.Parallel()
 	body := `{"model":"e","input":["abcd","abcde","日本語"]}`
-	req, pe := openai.ParseEmbeddingsRequest([]byte(body))
+	req, pe := openaiapi.ParseEmbeddingsRequest([]byte(body))
 	if pe != nil {
 		t.Fatal(pe)
 	}
@@ -204,7 +204,7 @@ func TestEmbeddingsUsageIsEstimated(t *testing.T) {
 		t.Fatalf("got status %d (%s), want 200", r.Status, r.Body)
 	}
 	// ceil(4/4) + ceil(5/4) + ceil(3 characters/4) = 1 + 2 + 1
-	want := openai.Usage{PromptTokens: 4, TotalTokens: 4}
+	want := openaiapi.Usage{PromptTokens: 4, TotalTokens: 4}
 	got, ok := tr.Usage()
 	if !ok || !cmp.Equal(got, want) {
 		t.Errorf("got usage %+v (%v), want %+v", got, ok, want)

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 	"github.com/switchyard/switchyard/translator/translatortest"
@@ -73,7 +73,7 @@ func post(t *testing.T, sim *providersim.Sim, up translator.Upstream) (int, tran
 // chat translates a client body, sends it and translates the whole answer.
 func chat(t *testing.T, sim *providersim.Sim, key, body string) (translator.Result, *Translator) {
 	t.Helper()
-	req, e := openai.ParseChatRequest([]byte(body))
+	req, e := openaiapi.ParseChatRequest([]byte(body))
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -86,12 +86,12 @@ func chat(t *testing.T, sim *providersim.Sim, key, body string) (translator.Resu
 	return tr.Complete(status, h, raw), tr
 }
 
-func completion(t *testing.T, r translator.Result) openai.ChatCompletion {
+func completion(t *testing.T, r translator.Result) openaiapi.ChatCompletion {
 	t.Helper()
 	if r.Status != http.StatusOK {
 		t.Fatalf("got status %d: %s, want 200", r.Status, r.Body)
 	}
-	var cc openai.ChatCompletion
+	var cc openaiapi.ChatCompletion
 	if err := json.Unmarshal(r.Body, &cc); err != nil || len(cc.Choices) != 1 {
 		t.Fatalf("not a chat completion: %s", r.Body)
 	}
@@ -165,7 +165,7 @@ func TestSimImage(t *testing.T) {
 func TestSimStream(t *testing.T) {
 	sim := startSim(t)
 	body := `{"model":"my-flash","messages":[{"role":"user","content":"What is the capital of Portugal?"}],"stream":true,"stream_options":{"include_usage":true}}`
-	req, _ := openai.ParseChatRequest([]byte(body))
+	req, _ := openaiapi.ParseChatRequest([]byte(body))
 	tr := New(simTarget(simKey))
 	up, e := tr.Request(req, []byte(body))
 	if e != nil {
@@ -186,7 +186,7 @@ func TestSimStream(t *testing.T) {
 	r.Feed(out)
 	var text strings.Builder
 	var finish string
-	var usage *openai.Usage
+	var usage *openaiapi.Usage
 	var last string
 	for {
 		ev, ok := r.Next()
@@ -197,7 +197,7 @@ func TestSimStream(t *testing.T) {
 		if last == "[DONE]" {
 			continue
 		}
-		var c openai.ChatCompletionChunk
+		var c openaiapi.ChatCompletionChunk
 		if err := json.Unmarshal(ev.Data, &c); err != nil {
 			t.Fatalf("event %s: %v", ev.Data, err)
 		}
@@ -244,7 +244,7 @@ func TestSimErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		body := `{"model":"my-flash","messages":[{"role":"user","content":"Say several words please"}],"stream":true}`
-		req, _ := openai.ParseChatRequest([]byte(body))
+		req, _ := openaiapi.ParseChatRequest([]byte(body))
 		tr := New(simTarget(simKey))
 		up, _ := tr.Request(req, []byte(body))
 		_, _, raw := post(t, sim, up)
@@ -267,7 +267,7 @@ func TestSimEmbeddings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, e := openai.ParseEmbeddingsRequest([]byte(tt.body))
+			req, e := openaiapi.ParseEmbeddingsRequest([]byte(tt.body))
 			if e != nil {
 				t.Fatal(e)
 			}
@@ -282,7 +282,7 @@ func TestSimEmbeddings(t *testing.T) {
 			}
 			status, h, raw := post(t, sim, up)
 			r := tr.EmbeddingsComplete(status, h, raw)
-			var list openai.EmbeddingList
+			var list openaiapi.EmbeddingList
 			if r.Status != http.StatusOK || json.Unmarshal(r.Body, &list) != nil || len(list.Data) != tt.want {
 				t.Fatalf("got %d %s, want %d embeddings", r.Status, r.Body, tt.want)
 			}

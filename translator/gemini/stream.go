@@ -3,7 +3,7 @@ package gemini
 import (
 	"encoding/json"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -55,7 +55,7 @@ func (tr *Translator) event(out, data []byte) []byte {
 	if !tr.started {
 		tr.started = true
 		empty := ""
-		out = tr.appendChunk(out, openai.Delta{Role: "assistant", Content: &empty}, nil)
+		out = tr.appendChunk(out, openaiapi.Delta{Role: "assistant", Content: &empty}, nil)
 	}
 	if len(resp.Candidates) == 0 {
 		return out
@@ -64,14 +64,14 @@ func (tr *Translator) event(out, data []byte) []byte {
 	first := tr.calls
 	text, calls := tr.read(c)
 	if text != "" {
-		out = tr.appendChunk(out, openai.Delta{Content: &text}, nil)
+		out = tr.appendChunk(out, openaiapi.Delta{Content: &text}, nil)
 	}
 	// Gemini sends a function call whole, so each becomes one complete
 	// tool-call delta.
 	for i := range calls {
 		index := first + i
 		calls[i].Index = &index
-		out = tr.appendChunk(out, openai.Delta{ToolCalls: calls[i : i+1]}, nil)
+		out = tr.appendChunk(out, openaiapi.Delta{ToolCalls: calls[i : i+1]}, nil)
 	}
 	if c.FinishReason != "" {
 		tr.finish = c.FinishReason
@@ -93,28 +93,28 @@ func (tr *Translator) close(out []byte) []byte {
 	tr.done = true
 	finish := finishReason(tr.finish, tr.calls > 0)
 	if tr.blocked {
-		finish = openai.FinishContentFilter
+		finish = openaiapi.FinishContentFilter
 	}
-	out = tr.appendChunk(out, openai.Delta{}, &finish)
+	out = tr.appendChunk(out, openaiapi.Delta{}, &finish)
 	if tr.includeUsage {
 		u := tr.usage
-		out = tr.appendJSON(out, openai.ChatCompletionChunk{
+		out = tr.appendJSON(out, openaiapi.ChatCompletionChunk{
 			ID: tr.t.ID, Object: "chat.completion.chunk", Created: tr.t.Created, Model: tr.t.ClientModel,
-			Choices: []openai.ChunkChoice{}, Usage: &u,
+			Choices: []openaiapi.ChunkChoice{}, Usage: &u,
 		})
 	}
 	return append(out, sse.Done...)
 }
 
 // appendChunk appends one chunk of the single choice.
-func (tr *Translator) appendChunk(out []byte, d openai.Delta, finish *string) []byte {
-	return tr.appendJSON(out, openai.ChatCompletionChunk{
+func (tr *Translator) appendChunk(out []byte, d openaiapi.Delta, finish *string) []byte {
+	return tr.appendJSON(out, openaiapi.ChatCompletionChunk{
 		ID: tr.t.ID, Object: "chat.completion.chunk", Created: tr.t.Created, Model: tr.t.ClientModel,
-		Choices: []openai.ChunkChoice{{Index: 0, Delta: d, FinishReason: finish}},
+		Choices: []openaiapi.ChunkChoice{{Index: 0, Delta: d, FinishReason: finish}},
 	})
 }
 
-func (tr *Translator) appendJSON(out []byte, c openai.ChatCompletionChunk) []byte {
+func (tr *Translator) appendJSON(out []byte, c openaiapi.ChatCompletionChunk) []byte {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return out // the chunk holds only strings and numbers the gateway made

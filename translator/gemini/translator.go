@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
@@ -31,7 +31,7 @@ type Translator struct {
 	// Answer state. calls counts the function calls seen, which numbers
 	// their ids and stream indexes.
 	calls    int
-	usage    openai.Usage
+	usage    openaiapi.Usage
 	hasUsage bool
 
 	// Stream state.
@@ -54,7 +54,7 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (tr *Translator) Usage() (openai.Usage, bool) { return tr.usage, tr.hasUsage }
+func (tr *Translator) Usage() (openaiapi.Usage, bool) { return tr.usage, tr.hasUsage }
 
 // thoughtSeparator joins a minted tool-call id and a Gemini 3 thought
 // signature, the way LiteLLM smuggles signatures through OpenAI clients.

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
-	openaix "github.com/switchyard/switchyard/translator/openai"
+	"github.com/switchyard/switchyard/translator/openai"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
 
@@ -46,12 +46,12 @@ func testTarget() translator.Target {
 // send parses raw as the route does and hands it to a new translator.
 func send(t testing.TB, raw []byte) (*Translator, translator.Upstream, error) {
 	t.Helper()
-	mr, e := anthropic.ParseMessagesRequest(raw, false)
+	mr, e := anthropicapi.ParseMessagesRequest(raw, false)
 	if e != nil {
 		t.Fatalf("the Messages request does not parse: %v", e)
 	}
 	tt := testTarget()
-	tr := New(openaix.New(tt), tt)
+	tr := New(openai.New(tt), tt)
 	up, e := tr.Request(ToChat(mr), raw)
 	if e != nil {
 		return tr, up, e
@@ -71,7 +71,7 @@ func fresh(t testing.TB, raw []byte) *Translator {
 func TestRequestGolden(t *testing.T) {
 	translatortest.Run(t, "request", "json", func(t *testing.T, c translatortest.Case) {
 		raw := c.Input(t)
-		mr, e := anthropic.ParseMessagesRequest(raw, false)
+		mr, e := anthropicapi.ParseMessagesRequest(raw, false)
 		if e != nil {
 			t.Fatalf("the Messages request does not parse: %v", e)
 		}
@@ -121,7 +121,7 @@ func TestErrorGolden(t *testing.T) {
 			Type  string `json:"type"`
 			Error struct{ Type, Message string }
 		}
-		if json.Unmarshal(r.Body, &env) != nil || env.Type != "error" || env.Error.Type != anthropic.ErrorType(r.Status) {
+		if json.Unmarshal(r.Body, &env) != nil || env.Type != "error" || env.Error.Type != anthropicapi.ErrorType(r.Status) {
 			t.Errorf("body %s is not Anthropic's error envelope for status %d", r.Body, r.Status)
 		}
 		c.Check(t, translatortest.JSON(t, got))

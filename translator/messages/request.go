@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // ToChat is the canonical chat request of a Messages request: the one the
@@ -19,25 +19,25 @@ import (
 // message_delta needs. What only Anthropic serves (server tools, documents
 // by URL) is left out here and refused by [Portable] when another
 // provider is to serve the request.
-func ToChat(r *anthropic.MessagesRequest) *openai.ChatRequest {
-	c := &openai.ChatRequest{
+func ToChat(r *anthropicapi.MessagesRequest) *openaiapi.ChatRequest {
+	c := &openaiapi.ChatRequest{
 		Model:       r.Model,
 		Temperature: r.Temperature,
 		TopP:        r.TopP,
 		Stream:      r.Stream,
-		Stop:        openai.StringList(r.StopSequences),
+		Stop:        openaiapi.StringList(r.StopSequences),
 	}
 	if r.MaxTokens != nil {
 		c.MaxCompletionTokens = r.MaxTokens
 	}
 	if r.Stream {
-		c.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		c.StreamOptions = &openaiapi.StreamOptions{IncludeUsage: true}
 	}
 	if r.Metadata != nil {
 		c.User = endUser(r.Metadata.UserID)
 	}
 	if len(r.System) > 0 {
-		c.Messages = append(c.Messages, openai.Message{Role: "system", Content: openai.Content{Text: joinText(r.System), Set: true}})
+		c.Messages = append(c.Messages, openaiapi.Message{Role: "system", Content: openaiapi.Content{Text: joinText(r.System), Set: true}})
 	}
 	for i := range r.Messages {
 		c.Messages = appendMessage(c.Messages, &r.Messages[i])
@@ -46,20 +46,20 @@ func ToChat(r *anthropic.MessagesRequest) *openai.ChatRequest {
 		if !clientTool(t) {
 			continue
 		}
-		c.Tools = append(c.Tools, openai.Tool{Type: "function", Function: openai.FunctionDef{
+		c.Tools = append(c.Tools, openaiapi.Tool{Type: "function", Function: openaiapi.FunctionDef{
 			Name: t.Name, Description: t.Description, Parameters: t.InputSchema,
 		}})
 	}
 	if tc := r.ToolChoice; tc != nil {
 		switch tc.Type {
 		case "auto":
-			c.ToolChoice = &openai.ToolChoice{Mode: "auto"}
+			c.ToolChoice = &openaiapi.ToolChoice{Mode: "auto"}
 		case "any":
-			c.ToolChoice = &openai.ToolChoice{Mode: "required"}
+			c.ToolChoice = &openaiapi.ToolChoice{Mode: "required"}
 		case "none":
-			c.ToolChoice = &openai.ToolChoice{Mode: "none"}
+			c.ToolChoice = &openaiapi.ToolChoice{Mode: "none"}
 		case "tool":
-			c.ToolChoice = &openai.ToolChoice{Function: tc.Name}
+			c.ToolChoice = &openaiapi.ToolChoice{Function: tc.Name}
 		}
 		if tc.DisableParallelToolUse && tc.Type != "none" && len(c.Tools) > 0 {
 			no := false
@@ -76,7 +76,7 @@ func ToChat(r *anthropic.MessagesRequest) *openai.ChatRequest {
 // the answer means. Settings that shape only how the model works
 // (thinking, output_config.effort, context_management, cache_control) are
 // left out of the translation, not refused.
-func Portable(r *anthropic.MessagesRequest, provider string) *openai.Error {
+func Portable(r *anthropicapi.MessagesRequest, provider string) *openaiapi.Error {
 	for i, t := range r.Tools {
 		if !clientTool(t) {
 			return unsupported("tools", "tools.%d: server tool %q is served only by Anthropic models, not by provider %s", i, t.Type, provider)
@@ -116,7 +116,7 @@ var (
 	}
 )
 
-func portableBlock(b anthropic.Block, role, at, provider string) *openai.Error {
+func portableBlock(b anthropicapi.Block, role, at, provider string) *openaiapi.Error {
 	if !knownBlocks[role][b.Type] {
 		return unsupported("messages", "%s: a %q block in a %s turn cannot be translated for provider %s", at, b.Type, role, provider)
 	}
@@ -149,36 +149,36 @@ func endUser(id string) string {
 	return "user-" + hex.EncodeToString(sum[:16])
 }
 
-func clientTool(t anthropic.Tool) bool { return t.Type == "" || t.Type == "custom" }
+func clientTool(t anthropicapi.Tool) bool { return t.Type == "" || t.Type == "custom" }
 
 // appendMessage appends the chat messages of one Messages turn. A user
 // turn's tool results become tool messages, ahead of what else the turn
 // says (OpenAI wants a call's result right after the call); an assistant
 // turn's tool_use blocks become its tool calls.
-func appendMessage(out []openai.Message, m *anthropic.Message) []openai.Message {
+func appendMessage(out []openaiapi.Message, m *anthropicapi.Message) []openaiapi.Message {
 	if m.Role == "system" {
 		// A system turn (Claude Code's updates mid-conversation) stays where
 		// it was said; each chat translator maps it to what its provider
 		// takes there.
-		return append(out, openai.Message{Role: "system", Content: openai.Content{Text: joinText(m.Content), Set: true}})
+		return append(out, openaiapi.Message{Role: "system", Content: openaiapi.Content{Text: joinText(m.Content), Set: true}})
 	}
 	if m.Role == "assistant" {
-		msg := openai.Message{Role: "assistant"}
-		var text []anthropic.Block
+		msg := openaiapi.Message{Role: "assistant"}
+		var text []anthropicapi.Block
 		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
 				text = append(text, b)
 			case "tool_use":
-				msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: b.ID, Type: "function", Function: openai.FunctionCall{Name: b.Name, Arguments: arguments(b.Input)}})
+				msg.ToolCalls = append(msg.ToolCalls, openaiapi.ToolCall{ID: b.ID, Type: "function", Function: openaiapi.FunctionCall{Name: b.Name, Arguments: arguments(b.Input)}})
 			}
 			// Thinking blocks are the model's own; other providers take
 			// no signed reasoning back.
 		}
 		if len(text) > 0 {
-			msg.Content = openai.Content{Text: joinText(text), Set: true}
+			msg.Content = openaiapi.Content{Text: joinText(text), Set: true}
 		} else {
-			msg.Content = openai.Content{Null: true, Set: true}
+			msg.Content = openaiapi.Content{Null: true, Set: true}
 		}
 		if msg.Content.Null && len(msg.ToolCalls) == 0 {
 			// An empty assistant turn (thinking only) says nothing.
@@ -186,7 +186,7 @@ func appendMessage(out []openai.Message, m *anthropic.Message) []openai.Message 
 		}
 		return append(out, msg)
 	}
-	user := openai.Message{Role: "user", Content: openai.Content{IsParts: true, Set: true}}
+	user := openaiapi.Message{Role: "user", Content: openaiapi.Content{IsParts: true, Set: true}}
 	for _, b := range m.Content {
 		switch b.Type {
 		case "tool_result":
@@ -195,7 +195,7 @@ func appendMessage(out []openai.Message, m *anthropic.Message) []openai.Message 
 				// OpenAI has no error flag; the model must still know.
 				text = "Error: " + text
 			}
-			out = append(out, openai.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: openai.Content{Text: text, Set: true}})
+			out = append(out, openaiapi.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: openaiapi.Content{Text: text, Set: true}})
 			for _, inner := range b.Content {
 				if inner.Type == "image" || inner.Type == "document" {
 					user.Content.Parts = append(user.Content.Parts, part(inner))
@@ -209,30 +209,30 @@ func appendMessage(out []openai.Message, m *anthropic.Message) []openai.Message 
 		return out
 	}
 	if len(user.Content.Parts) == 1 && user.Content.Parts[0].Type == "text" {
-		user.Content = openai.Content{Text: user.Content.Parts[0].Text, Set: true}
+		user.Content = openaiapi.Content{Text: user.Content.Parts[0].Text, Set: true}
 	}
 	return append(out, user)
 }
 
 // part is the chat content part of a user block. A document by URL, which
 // [Portable] refuses, is kept as its URL for the filters' estimates.
-func part(b anthropic.Block) openai.Part {
+func part(b anthropicapi.Block) openaiapi.Part {
 	if b.Type == "text" {
-		return openai.Part{Type: "text", Text: b.Text}
+		return openaiapi.Part{Type: "text", Text: b.Text}
 	}
 	s := b.Source
 	switch {
 	case s.Type == "text":
-		return openai.Part{Type: "text", Text: s.Data}
+		return openaiapi.Part{Type: "text", Text: s.Data}
 	case s.Type == "url":
-		return openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: s.URL}}
+		return openaiapi.Part{Type: "image_url", ImageURL: &openaiapi.ImageURL{URL: s.URL}}
 	case b.Type == "image":
-		return openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: "data:" + s.MediaType + ";base64," + s.Data}}
+		return openaiapi.Part{Type: "image_url", ImageURL: &openaiapi.ImageURL{URL: "data:" + s.MediaType + ";base64," + s.Data}}
 	}
-	return openai.Part{Type: "file", File: &openai.FilePart{Filename: "document", FileData: "data:" + s.MediaType + ";base64," + s.Data}}
+	return openaiapi.Part{Type: "file", File: &openaiapi.FilePart{Filename: "document", FileData: "data:" + s.MediaType + ";base64," + s.Data}}
 }
 
-func joinText(bs []anthropic.Block) string {
+func joinText(bs []anthropicapi.Block) string {
 	var sb strings.Builder
 	for _, b := range bs {
 		if b.Type != "text" {
@@ -256,6 +256,6 @@ func arguments(in json.RawMessage) string {
 	return buf.String()
 }
 
-func unsupported(param, format string, args ...any) *openai.Error {
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_parameter", format, args...).WithParam(param)
+func unsupported(param, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_parameter", format, args...).WithParam(param)
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -14,23 +14,23 @@ import (
 func (tr *Translator) Complete(status int, h translator.Headers, body []byte) translator.Result {
 	r := tr.chat.Complete(status, h, body)
 	if r.Status >= http.StatusBadRequest {
-		r.Body = anthropic.ErrorBody(translator.ReadError(r.Status, r.Body), "")
+		r.Body = anthropicapi.ErrorBody(translator.ReadError(r.Status, r.Body), "")
 		return r
 	}
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if err := json.Unmarshal(r.Body, &c); err != nil || len(c.Choices) == 0 {
 		e := translator.GarbageError(tr.t.Provider.Name, "the answer has no choice")
-		return translator.Result{Status: e.Status, Body: anthropic.ErrorBody(e, "")}
+		return translator.Result{Status: e.Status, Body: anthropicapi.ErrorBody(e, "")}
 	}
 	ch := c.Choices[0]
-	msg := anthropic.Response{ID: tr.id, Type: "message", Role: "assistant", Model: tr.t.ClientModel, Content: []anthropic.Block{}}
+	msg := anthropicapi.Response{ID: tr.id, Type: "message", Role: "assistant", Model: tr.t.ClientModel, Content: []anthropicapi.Block{}}
 	if s := ch.Message.Content; s != nil && *s != "" {
-		msg.Content = append(msg.Content, anthropic.Block{Type: "text", Text: *s})
+		msg.Content = append(msg.Content, anthropicapi.Block{Type: "text", Text: *s})
 	} else if s := ch.Message.Refusal; s != nil && *s != "" {
-		msg.Content = append(msg.Content, anthropic.Block{Type: "text", Text: *s})
+		msg.Content = append(msg.Content, anthropicapi.Block{Type: "text", Text: *s})
 	}
 	for _, tc := range ch.Message.ToolCalls {
-		msg.Content = append(msg.Content, anthropic.Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input(tc.Function.Arguments)})
+		msg.Content = append(msg.Content, anthropicapi.Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input(tc.Function.Arguments)})
 	}
 	stop := stopReason(ch.FinishReason)
 	msg.StopReason = &stop

@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // Event bodies, declared so their fields come out in Anthropic's order.
 type (
 	messageStart struct {
-		Type    string             `json:"type"`
-		Message anthropic.Response `json:"message"`
+		Type    string                `json:"type"`
+		Message anthropicapi.Response `json:"message"`
 	}
 	blockStart struct {
 		Type         string `json:"type"`
@@ -48,9 +48,9 @@ type (
 		PartialJSON string `json:"partial_json"`
 	}
 	messageDelta struct {
-		Type  string          `json:"type"`
-		Delta stopDelta       `json:"delta"`
-		Usage anthropic.Usage `json:"usage"`
+		Type  string             `json:"type"`
+		Delta stopDelta          `json:"delta"`
+		Usage anthropicapi.Usage `json:"usage"`
 	}
 	stopDelta struct {
 		StopReason   string  `json:"stop_reason"`
@@ -59,8 +59,8 @@ type (
 )
 
 var (
-	pingEvent        = anthropic.AppendEvent(nil, "ping", []byte(`{"type":"ping"}`))
-	messageStopEvent = anthropic.AppendEvent(nil, "message_stop", []byte(`{"type":"message_stop"}`))
+	pingEvent        = anthropicapi.AppendEvent(nil, "ping", []byte(`{"type":"ping"}`))
+	messageStopEvent = anthropicapi.AppendEvent(nil, "message_stop", []byte(`{"type":"message_stop"}`))
 )
 
 // StreamChunk implements [translator.Translator.StreamChunk]: the chat
@@ -81,7 +81,7 @@ func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
 		// The chat translator ends every stream with [DONE] or an error
 		// event; anything else is a broken promise, reported as one.
 		tr.failed = true
-		out = append(out, anthropic.ErrorEvent(translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete"))...)
+		out = append(out, anthropicapi.ErrorEvent(translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete"))...)
 	}
 	return out
 }
@@ -99,7 +99,7 @@ func (tr *Translator) event(out, data []byte) []byte {
 	}
 	if e := ev.Err(); e != nil {
 		tr.failed = true
-		return append(out, anthropic.ErrorEvent(e)...)
+		return append(out, anthropicapi.ErrorEvent(e)...)
 	}
 	out = tr.start(out)
 	for _, c := range ev.Choices {
@@ -125,7 +125,7 @@ func (tr *Translator) start(out []byte) []byte {
 		return out
 	}
 	tr.started = true
-	msg := anthropic.Response{ID: tr.id, Type: "message", Role: "assistant", Model: tr.t.ClientModel, Content: []anthropic.Block{}}
+	msg := anthropicapi.Response{ID: tr.id, Type: "message", Role: "assistant", Model: tr.t.ClientModel, Content: []anthropicapi.Block{}}
 	return appendJSON(out, "message_start", messageStart{Type: "message_start", Message: msg})
 }
 
@@ -137,7 +137,7 @@ func (tr *Translator) appendText(out []byte, s string) []byte {
 	return appendJSON(out, "content_block_delta", blockDelta{Type: "content_block_delta", Index: tr.text, Delta: textDelta{Type: "text_delta", Text: s}})
 }
 
-func (tr *Translator) appendTool(out []byte, tc openai.ToolCall) []byte {
+func (tr *Translator) appendTool(out []byte, tc openaiapi.ToolCall) []byte {
 	i := 0
 	if tc.Index != nil {
 		i = *tc.Index
@@ -194,5 +194,5 @@ func (tr *Translator) finish(out []byte) []byte {
 
 func appendJSON(out []byte, name string, v any) []byte {
 	b, _ := json.Marshal(v)
-	return anthropic.AppendEvent(out, name, b)
+	return anthropicapi.AppendEvent(out, name, b)
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -42,8 +42,8 @@ func New(chat translator.Translator, t translator.Target) *Translator {
 // Request implements [translator.Translator.Request]: raw is the client's
 // Messages body, req its canonical chat request, which the chat translator
 // gets with a body of its own.
-func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.Upstream, *openai.Error) {
-	mr, e := anthropic.ParseMessagesRequest(raw, false)
+func (tr *Translator) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
+	mr, e := anthropicapi.ParseMessagesRequest(raw, false)
 	if e != nil {
 		return translator.Upstream{}, e
 	}
@@ -52,7 +52,7 @@ func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.U
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return translator.Upstream{}, openai.Errorf(500, openai.TypeServer, "internal_error", "the request could not be encoded: %v", err)
+		return translator.Upstream{}, openaiapi.Errorf(500, openaiapi.TypeServer, "internal_error", "the request could not be encoded: %v", err)
 	}
 	return tr.chat.Request(req, body)
 }
@@ -63,16 +63,16 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (tr *Translator) Usage() (openai.Usage, bool) { return tr.chat.Usage() }
+func (tr *Translator) Usage() (openaiapi.Usage, bool) { return tr.chat.Usage() }
 
 // usage is a chat usage in Anthropic's terms: input_tokens leaves out the
 // cache reads and writes, which it counts apart.
-func usage(u openai.Usage) anthropic.Usage {
+func usage(u openaiapi.Usage) anthropicapi.Usage {
 	var read, write int
 	if d := u.PromptTokensDetails; d != nil {
 		read, write = d.CachedTokens, d.CacheWriteTokens
 	}
-	return anthropic.Usage{
+	return anthropicapi.Usage{
 		InputTokens:              max(u.PromptTokens-read-write, 0),
 		OutputTokens:             u.CompletionTokens,
 		CacheReadInputTokens:     read,
@@ -83,14 +83,14 @@ func usage(u openai.Usage) anthropic.Usage {
 // stopReason is the Messages stop reason of a chat finish reason.
 func stopReason(finish string) string {
 	switch finish {
-	case openai.FinishLength:
-		return anthropic.StopMaxTokens
-	case openai.FinishToolCalls, openai.FinishFunctionCall:
-		return anthropic.StopToolUse
-	case openai.FinishContentFilter:
-		return anthropic.StopRefusal
+	case openaiapi.FinishLength:
+		return anthropicapi.StopMaxTokens
+	case openaiapi.FinishToolCalls, openaiapi.FinishFunctionCall:
+		return anthropicapi.StopToolUse
+	case openaiapi.FinishContentFilter:
+		return anthropicapi.StopRefusal
 	}
-	return anthropic.StopEndTurn
+	return anthropicapi.StopEndTurn
 }
 
 var _ translator.Translator = (*Translator)(nil)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // typicalRequest is a streamed chat turn of a tool-using assistant: a
@@ -24,7 +24,7 @@ func BenchmarkRequest(b *testing.B) {
 	for _, ct := range []caseTarget{{Kind: "openai"}, {Kind: "openai_compatible", Dialect: "mistral"}} {
 		b.Run(ct.Kind+"/"+ct.Dialect, func(b *testing.B) {
 			raw := []byte(typicalRequest)
-			req, e := wire.ParseChatRequest(raw)
+			req, e := openaiapi.ParseChatRequest(raw)
 			if e != nil {
 				b.Fatal(e)
 			}

@@ -8,18 +8,18 @@ import (
 	"net/http"
 	"strconv"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // EmbeddingsRequest implements [translator.Embedder.EmbeddingsRequest].
-func (tr *Translator) EmbeddingsRequest(req *wire.EmbeddingsRequest, raw []byte) (translator.Upstream, *wire.Error) {
+func (tr *Translator) EmbeddingsRequest(req *openaiapi.EmbeddingsRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	if tr.q.noTokenEmbeddings && len(req.Input.Tokens) > 0 {
 		return translator.Upstream{}, tr.unsupported("input", "model %q embeds text only; send strings, not token arrays", tr.t.ClientModel)
 	}
 	tr.base64 = req.EncodingFormat == "base64"
 	dimsDone := false
-	w, e := tr.patchBody(raw, 16, func(w writer, name, k, v []byte) (writer, *wire.Error) {
+	w, e := tr.patchBody(raw, 16, func(w writer, name, k, v []byte) (writer, *openaiapi.Error) {
 		switch string(name) {
 		case "encoding_format":
 			// Float is every server's default; asking for nothing is how

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // upstreamError maps a provider's error answer to the client's envelope.
-func (tr *Translator) upstreamError(status int, h translator.Headers, body []byte) *wire.Error {
+func (tr *Translator) upstreamError(status int, h translator.Headers, body []byte) *openaiapi.Error {
 	pe := parseError(body)
 	code := ""
 	if status == http.StatusBadRequest || status == http.StatusUnprocessableEntity {
@@ -28,9 +28,9 @@ func (tr *Translator) upstreamError(status int, h translator.Headers, body []byt
 			e.Code = "context_length_exceeded"
 		}
 	}
-	if status == http.StatusTooManyRequests && (pe.code == wire.TypeInsufficientQuota || pe.typ == wire.TypeInsufficientQuota) {
+	if status == http.StatusTooManyRequests && (pe.code == openaiapi.TypeInsufficientQuota || pe.typ == openaiapi.TypeInsufficientQuota) {
 		// An exhausted quota does not come back by retrying.
-		e.Type, e.Code = wire.TypeInsufficientQuota, wire.TypeInsufficientQuota
+		e.Type, e.Code = openaiapi.TypeInsufficientQuota, openaiapi.TypeInsufficientQuota
 		e.WithHeader("x-should-retry", "false")
 	}
 	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
@@ -42,7 +42,7 @@ func (tr *Translator) upstreamError(status int, h translator.Headers, body []byt
 // retryHeaders passes the provider's retry delay on. Azure sends
 // retry-after-ms beside retry-after; a client that reads only retry-after
 // gets it rounded up to whole seconds when the provider sent only ms.
-func retryHeaders(e *wire.Error, h translator.Headers) {
+func retryHeaders(e *openaiapi.Error, h translator.Headers) {
 	ra, ms := h.Get("retry-after"), h.Get("retry-after-ms")
 	if ms != "" {
 		if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
@@ -204,14 +204,14 @@ func messageText(raw json.RawMessage, param string) (string, string) {
 // streamError maps an error event inside a 200 stream. The event has no
 // status of its own: it is taken from a numeric code (vLLM) or from what
 // the code and type say, else the event counts as a server error.
-func (tr *Translator) streamError(data []byte) *wire.Error {
+func (tr *Translator) streamError(data []byte) *openaiapi.Error {
 	pe := parseError(data)
 	status := pe.status
 	switch {
 	case status != 0:
-	case pe.code == "rate_limit_exceeded" || pe.typ == wire.TypeRateLimit:
+	case pe.code == "rate_limit_exceeded" || pe.typ == openaiapi.TypeRateLimit:
 		status = http.StatusTooManyRequests
-	case pe.typ == "overloaded_error" || pe.typ == wire.TypeServiceUnavailable:
+	case pe.typ == "overloaded_error" || pe.typ == openaiapi.TypeServiceUnavailable:
 		status = http.StatusServiceUnavailable
 	default:
 		status = http.StatusInternalServerError

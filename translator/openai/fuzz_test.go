@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -122,7 +122,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	owned := map[string]bool{"model": true, "max_tokens": true, "max_completion_tokens": true, "stream_options": true, "seed": true}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		req, e := wire.ParseChatRequest(raw)
+		req, e := openaiapi.ParseChatRequest(raw)
 		if e != nil {
 			return
 		}

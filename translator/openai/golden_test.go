@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
@@ -70,7 +70,7 @@ func target(ct caseTarget) translator.Target {
 }
 
 // start builds the translator of a case and sends it the client's request.
-func start(tb testing.TB, ct caseTarget, endpoint string, req []byte) (*Translator, translator.Upstream, *wire.Error) {
+func start(tb testing.TB, ct caseTarget, endpoint string, req []byte) (*Translator, translator.Upstream, *openaiapi.Error) {
 	tb.Helper()
 	tr := NewWithDialect(target(ct), Dialect(ct.Dialect))
 	var buf bytes.Buffer
@@ -109,7 +109,7 @@ type answerGolden struct {
 	Status int               `json:"status"`
 	Header map[string]string `json:"header,omitempty"`
 	Body   json.RawMessage   `json:"body"`
-	Usage  *wire.Usage       `json:"usage,omitempty"`
+	Usage  *openaiapi.Usage  `json:"usage,omitempty"`
 }
 
 // TestGoldenRequest: client request in, provider request (path, headers,

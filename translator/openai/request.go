@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"strings"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
 // Request implements [translator.Translator.Request]. raw must be the body
 // req was parsed from: fields the gateway does not model are copied from it
 // as they are.
-func (tr *Translator) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
+func (tr *Translator) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	if e := tr.refuse(req); e != nil {
 		return translator.Upstream{}, e
 	}
@@ -32,7 +32,7 @@ func (tr *Translator) Request(req *wire.ChatRequest, raw []byte) (translator.Ups
 }
 
 // refuse applies the rules that need the parsed request.
-func (tr *Translator) refuse(req *wire.ChatRequest) *wire.Error {
+func (tr *Translator) refuse(req *openaiapi.ChatRequest) *openaiapi.Error {
 	if tr.q.noToolChoice && req.ToolChoice != nil && (req.ToolChoice.Function != "" || req.ToolChoice.Mode == "required") {
 		return tr.unsupported("tool_choice", "model %q cannot be forced to call a tool; send tool_choice \"auto\" or \"none\"", tr.t.ClientModel)
 	}
@@ -49,8 +49,8 @@ func (tr *Translator) refuse(req *wire.ChatRequest) *wire.Error {
 	return nil
 }
 
-func (tr *Translator) unsupported(param, format string, args ...any) *wire.Error {
-	return wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "unsupported_parameter", format, args...).WithParam(param)
+func (tr *Translator) unsupported(param, format string, args ...any) *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_parameter", format, args...).WithParam(param)
 }
 
 // patch rewrites the client's body for the provider in one pass. Fields the
@@ -58,7 +58,7 @@ func (tr *Translator) unsupported(param, format string, args ...any) *wire.Error
 // every other spelling of them is dropped, so that a duplicate or
 // differently cased key cannot override what the gateway decided (which
 // model is called, how many tokens it may write).
-func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Error) {
+func (tr *Translator) patch(req *openaiapi.ChatRequest, raw []byte) ([]byte, *openaiapi.Error) {
 	q := &tr.q
 	// The cap is always sent, the model's default when the client set
 	// none: the budget reserved for it, and the provider's own default
@@ -68,7 +68,7 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 	dropTools := q.noToolChoice && req.ToolChoice != nil && req.ToolChoice.Mode == "none"
 	walkMessages := q.shortToolIDs || q.dropMessageName || (q.developerAsSystem && hasDeveloper(req))
 	var capDone, optsDone, seedDone bool
-	w, e := tr.patchBody(raw, 48, func(w writer, name, k, v []byte) (writer, *wire.Error) {
+	w, e := tr.patchBody(raw, 48, func(w writer, name, k, v []byte) (writer, *openaiapi.Error) {
 		switch string(name) {
 		case "max_tokens", "max_completion_tokens":
 			if limit > 0 && !capDone {
@@ -142,7 +142,7 @@ func (tr *Translator) patch(req *wire.ChatRequest, raw []byte) ([]byte, *wire.Er
 // other member, given with its canonical name, becomes, or refuses the
 // request. The caller may add members before it closes w. A body that is
 // not a well-formed object is refused.
-func (tr *Translator) patchBody(raw []byte, extra int, f func(w writer, name, key, val []byte) (writer, *wire.Error)) (writer, *wire.Error) {
+func (tr *Translator) patchBody(raw []byte, extra int, f func(w writer, name, key, val []byte) (writer, *openaiapi.Error)) (writer, *openaiapi.Error) {
 	m, ok := objectMembers(raw)
 	if !ok {
 		return writer{}, invalidBody()
@@ -154,7 +154,7 @@ func (tr *Translator) patchBody(raw []byte, extra int, f func(w writer, name, ke
 	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 		name := kb.canon(k)
 		if string(name) != "model" {
-			var e *wire.Error
+			var e *openaiapi.Error
 			if w, e = f(w, name, k, v); e != nil {
 				return writer{}, e
 			}
@@ -178,7 +178,7 @@ func (tr *Translator) putModel(w *writer) {
 	w.out = appendString(w.out, tr.t.Model.Upstream)
 }
 
-func hasDeveloper(req *wire.ChatRequest) bool {
+func hasDeveloper(req *openaiapi.ChatRequest) bool {
 	for i := range req.Messages {
 		if req.Messages[i].Role == "developer" {
 			return true
@@ -187,8 +187,8 @@ func hasDeveloper(req *wire.ChatRequest) bool {
 	return false
 }
 
-func invalidBody() *wire.Error {
-	return wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_json", "the request body is not a JSON object")
+func invalidBody() *openaiapi.Error {
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_json", "the request body is not a JSON object")
 }
 
 // appendStreamOptions writes the client's stream_options with

@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // sent runs one request through a translator and decodes the body the
 // provider gets.
-func sent(t *testing.T, ct caseTarget, raw string) (map[string]any, *wire.Error) {
+func sent(t *testing.T, ct caseTarget, raw string) (map[string]any, *openaiapi.Error) {
 	t.Helper()
 	_, up, e := start(t, ct, "", []byte(raw))
 	if e != nil {
@@ -208,7 +208,7 @@ func TestMistralToolIDs(t *testing.T) {
 func TestRequestRefusesBadBody(t *testing.T) {
 	t.Parallel()
 	tr := New(target(caseTarget{}))
-	req := &wire.ChatRequest{Model: "m", Messages: []wire.Message{{Role: "user", Content: wire.Content{Text: "x"}}}}
+	req := &openaiapi.ChatRequest{Model: "m", Messages: []openaiapi.Message{{Role: "user", Content: openaiapi.Content{Text: "x"}}}}
 	for _, raw := range []string{``, `[]`, `{"model":"m",`, `{"model" "m"}`} {
 		if _, e := tr.Request(req, []byte(raw)); e == nil || e.Status != 400 {
 			t.Errorf("body %q: got %v, want a 400", raw, e)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -92,7 +92,7 @@ func (tr *Translator) capture(hd *head) []byte {
 	}
 	if u.PromptCacheHitTokens != nil && u.Usage.Cached() == 0 {
 		if u.PromptTokensDetails == nil {
-			u.PromptTokensDetails = &wire.PromptTokensDetails{}
+			u.PromptTokensDetails = &openaiapi.PromptTokensDetails{}
 		}
 		u.PromptTokensDetails.CachedTokens = *u.PromptCacheHitTokens
 	}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
-	wire "github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -25,7 +25,7 @@ type ResponsesPassthrough struct {
 	chat Translator // maps errors as the chat translator does
 
 	r        sse.Reader
-	usage    wire.Usage
+	usage    openaiapi.Usage
 	hasUsage bool
 	// next is the sequence number the stream's next event would carry,
 	// which an error event of the gateway's takes.
@@ -57,7 +57,7 @@ var unaccounted = map[string]string{
 // Request implements [translator.Translator.Request]: raw with the
 // provider's model name and the reserved output cap. A hosted tool whose
 // cost the answer does not report is refused.
-func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (translator.Upstream, *wire.Error) {
+func (p *ResponsesPassthrough) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	var tools struct {
 		Tools []struct {
 			Type string `json:"type"`
@@ -67,7 +67,7 @@ func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (trans
 	for i, t := range tools.Tools {
 		if why, ok := unaccounted[t.Type]; ok {
 			param := "tools[" + strconv.Itoa(i) + "]"
-			return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "unsupported_parameter",
+			return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_parameter",
 				"%s: tools of type %q are not served through this gateway: %s", param, t.Type, why).WithParam(param)
 		}
 	}
@@ -82,7 +82,7 @@ func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (trans
 		body, err = jsonform.SetMember(body, "max_tool_calls", strconv.Itoa(req.PricedToolUses))
 	}
 	if err != nil {
-		return translator.Upstream{}, wire.Errorf(http.StatusBadRequest, wire.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
+		return translator.Upstream{}, openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_body", "the request body is not a JSON object")
 	}
 	path, h := p.chat.endpoint("responses")
 	return translator.Upstream{Path: path, Header: h, Body: body}, nil
@@ -91,7 +91,7 @@ func (p *ResponsesPassthrough) Request(req *wire.ChatRequest, raw []byte) (trans
 // outputCap writes the output cap the gateway reserved for, limit of the
 // client's: the client's own max_output_tokens is left as it is when it
 // is that cap.
-func outputCap(body []byte, req *wire.ChatRequest, limit func(int) int) ([]byte, error) {
+func outputCap(body []byte, req *openaiapi.ChatRequest, limit func(int) int) ([]byte, error) {
 	asked := 0
 	if req != nil {
 		asked = req.OutputCap()
@@ -110,7 +110,7 @@ func (p *ResponsesPassthrough) IsStream(status int, h translator.Headers) bool {
 
 // Usage implements [translator.Translator.Usage]: the tokens the answer
 // reports, and the web searches it ran.
-func (p *ResponsesPassthrough) Usage() (wire.Usage, bool) { return p.usage, p.hasUsage }
+func (p *ResponsesPassthrough) Usage() (openaiapi.Usage, bool) { return p.usage, p.hasUsage }
 
 // passEvent is what the pass-through reads of a stream event.
 type passEvent struct {
@@ -122,8 +122,8 @@ type passEvent struct {
 
 // answer is what the pass-through reads of a response object.
 type answer struct {
-	Usage  *responses.Usage `json:"usage"`
-	Output []itemType       `json:"output"`
+	Usage  *responsesapi.Usage `json:"usage"`
+	Output []itemType          `json:"output"`
 }
 
 type itemType struct {
@@ -168,29 +168,29 @@ func (p *ResponsesPassthrough) observe(data []byte) {
 		p.next = max(p.next, *ev.SequenceNumber+1)
 	}
 	switch ev.Type {
-	case responses.EventOutputItemDone:
+	case responsesapi.EventOutputItemDone:
 		if ev.Item != nil && isWebSearch(ev.Item.Type) {
 			p.usage.ServerToolUse.WebSearchRequests++
 		}
-	case responses.EventCompleted, responses.EventIncomplete, "response.failed":
+	case responsesapi.EventCompleted, responsesapi.EventIncomplete, "response.failed":
 		p.done = true
 		if ev.Response != nil {
 			p.read(ev.Response.Usage)
 		}
-	case responses.EventError:
+	case responsesapi.EventError:
 		p.done = true
 	}
 }
 
 // ErrorEvent implements [translator.ErrorEventer]: the error event that
 // ends a stream the gateway breaks off, numbered next. Nothing follows it.
-func (p *ResponsesPassthrough) ErrorEvent(e *wire.Error) []byte {
+func (p *ResponsesPassthrough) ErrorEvent(e *openaiapi.Error) []byte {
 	if p.done || p.ended {
 		return nil
 	}
 	p.ended = true
 	p.next++
-	return responses.ErrorEvent(e, p.next-1)
+	return responsesapi.ErrorEvent(e, p.next-1)
 }
 
 // Complete implements [translator.Translator.Complete]: a response object
@@ -216,7 +216,7 @@ func (p *ResponsesPassthrough) Complete(status int, h translator.Headers, body [
 // read takes the usage a response reports, in chat terms: input tokens
 // (the cached and the cache-written ones among them) are prompt tokens,
 // output tokens (the reasoning ones among them) completion tokens.
-func (p *ResponsesPassthrough) read(u *responses.Usage) {
+func (p *ResponsesPassthrough) read(u *responsesapi.Usage) {
 	if u == nil {
 		return
 	}
@@ -225,13 +225,13 @@ func (p *ResponsesPassthrough) read(u *responses.Usage) {
 	if p.usage.TotalTokens == 0 {
 		p.usage.TotalTokens = u.InputTokens + u.OutputTokens
 	}
-	p.usage.PromptTokensDetails = &wire.PromptTokensDetails{CachedTokens: u.InputTokensDetails.CachedTokens, CacheWriteTokens: u.InputTokensDetails.CacheWriteTokens}
-	p.usage.CompletionTokensDetails = &wire.CompletionTokensDetails{ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
+	p.usage.PromptTokensDetails = &openaiapi.PromptTokensDetails{CachedTokens: u.InputTokensDetails.CachedTokens, CacheWriteTokens: u.InputTokensDetails.CacheWriteTokens}
+	p.usage.CompletionTokensDetails = &openaiapi.CompletionTokensDetails{ReasoningTokens: u.OutputTokensDetails.ReasoningTokens}
 }
 
 // isWebSearch reports whether an output item is a web search call, which
 // OpenAI bills per call.
-func isWebSearch(typ string) bool { return typ == responses.ItemWebSearchCall }
+func isWebSearch(typ string) bool { return typ == responsesapi.ItemWebSearchCall }
 
 var (
 	_ translator.Translator   = (*ResponsesPassthrough)(nil)

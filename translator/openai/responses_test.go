@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
@@ -37,7 +37,7 @@ func TestResponsesPassthroughRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := NewResponsesPassthrough(target(caseTarget{}))
-			up, e := p.Request(&wire.ChatRequest{MaxCompletionTokens: tt.asked}, []byte(tt.body))
+			up, e := p.Request(&openaiapi.ChatRequest{MaxCompletionTokens: tt.asked}, []byte(tt.body))
 			if tt.wantErr != "" {
 				if e == nil || e.Status != 400 || e.Param != tt.wantErr || !strings.Contains(e.Message, "not served through this gateway") {
 					t.Fatalf("got %v; want a 400 naming %s and why", e, tt.wantErr)

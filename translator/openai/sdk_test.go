@@ -19,8 +19,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/e2e/providersim"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/providersim"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -44,7 +44,7 @@ var simProviders = map[string]simProvider{
 // answer, streams in small odd-sized pieces so events straddle them.
 func miniGateway(t *testing.T, providerURL string, p simProvider) *httptest.Server {
 	t.Helper()
-	fail := func(w http.ResponseWriter, e *wire.Error) {
+	fail := func(w http.ResponseWriter, e *openaiapi.Error) {
 		w.Header().Set("content-type", "application/json")
 		w.WriteHeader(e.Status)
 		w.Write(e.Body())
@@ -62,16 +62,16 @@ func miniGateway(t *testing.T, providerURL string, p simProvider) *httptest.Serv
 		}
 		tr := NewWithDialect(target(ct), Dialect(ct.Dialect))
 		var up translator.Upstream
-		var e *wire.Error
+		var e *openaiapi.Error
 		if embeddings {
-			req, pe := wire.ParseEmbeddingsRequest(body)
+			req, pe := openaiapi.ParseEmbeddingsRequest(body)
 			if pe != nil {
 				fail(w, pe)
 				return
 			}
 			up, e = tr.EmbeddingsRequest(req, body)
 		} else {
-			req, pe := wire.ParseChatRequest(body)
+			req, pe := openaiapi.ParseChatRequest(body)
 			if pe != nil {
 				fail(w, pe)
 				return

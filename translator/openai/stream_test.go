@@ -7,23 +7,23 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // TestStreamUsage checks the usage the gateway accounts for a stream,
 // including streams that were cut before their end.
 func TestStreamUsage(t *testing.T) {
 	t.Parallel()
-	usage := func(p, c, cached int) *wire.Usage {
-		u := &wire.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+	usage := func(p, c, cached int) *openaiapi.Usage {
+		u := &openaiapi.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
 		if cached > 0 {
-			u.PromptTokensDetails = &wire.PromptTokensDetails{CachedTokens: cached}
+			u.PromptTokensDetails = &openaiapi.PromptTokensDetails{CachedTokens: cached}
 		}
 		return u
 	}
 	tests := []struct {
 		name string
-		want *wire.Usage // nil: no usage reported
+		want *openaiapi.Usage // nil: no usage reported
 	}{
 		{"openai_usage_not_asked", usage(4, 4, 0)},
 		{"azure_usage_asked", usage(4, 4, 0)},
@@ -49,9 +49,9 @@ func TestStreamUsage(t *testing.T) {
 			if !ok {
 				t.Fatalf("got no usage, want %+v", tt.want)
 			}
-			got := wire.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+			got := openaiapi.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 			if u.Cached() > 0 {
-				got.PromptTokensDetails = &wire.PromptTokensDetails{CachedTokens: u.Cached()}
+				got.PromptTokensDetails = &openaiapi.PromptTokensDetails{CachedTokens: u.Cached()}
 			}
 			if diff := cmp.Diff(*tt.want, got); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
@@ -36,7 +36,7 @@ type Translator struct {
 	// deltas carry no index.
 	toolCalls []int
 
-	usage    wire.Usage
+	usage    openaiapi.Usage
 	hasUsage bool
 	// pendingUsage holds the client's usage chunk when the provider put
 	// usage on a choice chunk; it goes out just before [DONE].
@@ -68,7 +68,7 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (tr *Translator) Usage() (wire.Usage, bool) { return tr.usage, tr.hasUsage }
+func (tr *Translator) Usage() (openaiapi.Usage, bool) { return tr.usage, tr.hasUsage }
 
 // endpoint returns the request path of an operation ("chat/completions",
 // "embeddings") and the headers every request carries.

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"math"
 
-	wire "github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 )
 
 // usageFields is what the gateway reads of a usage object: OpenAI's, and
 // the cache hits DeepSeek reports beside OpenAI's details.
 type usageFields struct {
-	wire.Usage
+	openaiapi.Usage
 	PromptCacheHitTokens *int `json:"prompt_cache_hit_tokens"`
 }
 
@@ -43,11 +43,11 @@ func readUsage(raw []byte) (u usageFields, ok bool) {
 		case "prompt_cache_hit_tokens":
 			ok = intPointerInto(v, &u.PromptCacheHitTokens)
 		case "prompt_tokens_details":
-			ok = detailsInto(v, &u.PromptTokensDetails, promptDetails, func(i int, v []byte, d *wire.PromptTokensDetails) bool {
+			ok = detailsInto(v, &u.PromptTokensDetails, promptDetails, func(i int, v []byte, d *openaiapi.PromptTokensDetails) bool {
 				return intInto(v, [...]*int{&d.CachedTokens, &d.CacheWriteTokens}[i])
 			})
 		case "completion_tokens_details":
-			ok = detailsInto(v, &u.CompletionTokensDetails, completionDetails, func(_ int, v []byte, d *wire.CompletionTokensDetails) bool {
+			ok = detailsInto(v, &u.CompletionTokensDetails, completionDetails, func(_ int, v []byte, d *openaiapi.CompletionTokensDetails) bool {
 				return intInto(v, &d.ReasoningTokens)
 			})
 		}

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 )
 
 // checkItems refuses what a chat request cannot carry of a Responses
@@ -17,19 +17,19 @@ import (
 // provider (a provider of OpenAI's own kind would have read it). Reasoning
 // and web search calls, which only OpenAI reads back, and tools that only
 // OpenAI runs are left out instead ([ToChat]).
-func checkItems(r *responses.Request, provider string) *openai.Error {
+func checkItems(r *responsesapi.Request, provider string) *openaiapi.Error {
 	for i := range r.Input.Items {
 		it := &r.Input.Items[i]
 		at := "input[" + strconv.Itoa(i) + "]"
 		switch it.Type {
-		case responses.ItemReasoning, responses.ItemWebSearchCall, responses.ItemFunctionCall:
-		case responses.ItemFunctionCallOutput:
+		case responsesapi.ItemReasoning, responsesapi.ItemWebSearchCall, responsesapi.ItemFunctionCall:
+		case responsesapi.ItemFunctionCallOutput:
 			for j, p := range it.Output {
 				if p.Type != "input_text" && p.Type != "output_text" {
 					return refuse(at+".output["+strconv.Itoa(j)+"]", provider, "only text outputs of a function call can be sent to another provider, got %q", p.Type)
 				}
 			}
-		case "", responses.ItemMessage:
+		case "", responsesapi.ItemMessage:
 			if e := checkMessage(it, at, provider); e != nil {
 				return e
 			}
@@ -46,7 +46,7 @@ func checkItems(r *responses.Request, provider string) *openai.Error {
 	}
 	for i, t := range r.Tools {
 		for j, f := range t.Tools {
-			if f.Type != responses.ToolFunction {
+			if f.Type != responsesapi.ToolFunction {
 				return refuse("tools["+strconv.Itoa(i)+"].tools["+strconv.Itoa(j)+"]", provider, "a namespace's tools of type %q cannot be offered by another provider; only its functions can", f.Type)
 			}
 		}
@@ -57,7 +57,7 @@ func checkItems(r *responses.Request, provider string) *openai.Error {
 // checkMessage refuses a role a chat message cannot have, and a part that
 // has no place in a message of its role: only a user's turn holds images
 // and files, only an assistant's refusals.
-func checkMessage(it *responses.Item, at, provider string) *openai.Error {
+func checkMessage(it *responsesapi.Item, at, provider string) *openaiapi.Error {
 	switch it.Role {
 	case "user", "system", "developer", "assistant":
 	default:
@@ -82,12 +82,12 @@ func checkMessage(it *responses.Item, at, provider string) *openai.Error {
 
 // refuse is the 400 naming param and the provider; args quoted into the
 // message are the client's, clipped.
-func refuse(param, provider, format string, args ...any) *openai.Error {
+func refuse(param, provider, format string, args ...any) *openaiapi.Error {
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			args[i] = openai.Clip(s)
+			args[i] = openaiapi.Clip(s)
 		}
 	}
-	return openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "unsupported_parameter",
+	return openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "unsupported_parameter",
 		"%s: %s (provider %s)", param, fmt.Sprintf(format, args...), provider).WithParam(param)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 )
 
 // TestCheckItems: what the parser passes on for OpenAI but a chat request
@@ -28,7 +28,7 @@ func TestCheckItems(t *testing.T) {
 		{"custom tool in a namespace", `{"model":"m","input":"u","tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"},{"type":"custom","name":"g"}]}]}`, "tools[0].tools[1]"},
 	}
 	for _, tt := range tests {
-		r, e := responses.ParseRequest([]byte(tt.body))
+		r, e := responsesapi.ParseRequest([]byte(tt.body))
 		if e != nil {
 			t.Fatalf("%s: the parser refused: %v", tt.name, e)
 		}
@@ -45,7 +45,7 @@ func TestCheckItems(t *testing.T) {
 // TestToolNames: a namespace's function keeps its name unless another
 // tool has it, and every name maps back to what the client calls it.
 func TestToolNames(t *testing.T) {
-	r, e := responses.ParseRequest([]byte(`{"model":"m","input":"u","tools":[{"type":"function","name":"run"},
+	r, e := responsesapi.ParseRequest([]byte(`{"model":"m","input":"u","tools":[{"type":"function","name":"run"},
 		{"type":"namespace","name":"a","tools":[{"type":"function","name":"run"},{"type":"function","name":"spawn"},{"type":"function","name":"wait"}]},
 		{"type":"namespace","name":"b","tools":[{"type":"function","name":"wait"}]}]}`))
 	if e != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
@@ -58,7 +58,7 @@ func checkEvents(t *testing.T, out []byte) {
 			t.Fatalf("event %d named %q has type %q and number %v", n, ev.Name, body.Type, body.SequenceNumber)
 		}
 		switch body.Type {
-		case responses.EventCompleted, responses.EventIncomplete, responses.EventError:
+		case responsesapi.EventCompleted, responsesapi.EventIncomplete, responsesapi.EventError:
 			ended = true
 		}
 		n++

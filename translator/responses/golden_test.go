@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/anthropic"
 	"github.com/switchyard/switchyard/translator/gemini"
-	openaix "github.com/switchyard/switchyard/translator/openai"
+	"github.com/switchyard/switchyard/translator/openai"
 	"github.com/switchyard/switchyard/translator/translatortest"
 )
 
@@ -40,7 +40,7 @@ const (
 
 // kinds are the chat translators of each provider kind.
 var kinds = map[policy.Kind]func(translator.Target) translator.Translator{
-	policy.KindOpenAI:    func(t translator.Target) translator.Translator { return openaix.New(t) },
+	policy.KindOpenAI:    func(t translator.Target) translator.Translator { return openai.New(t) },
 	policy.KindAnthropic: func(t translator.Target) translator.Translator { return anthropic.New(t) },
 	policy.KindGemini:    func(t translator.Target) translator.Translator { return gemini.New(t) },
 }
@@ -71,7 +71,7 @@ func kindOf(name string) policy.Kind {
 // the chat translator of provider kind k.
 func send(t testing.TB, k policy.Kind, raw []byte) (*Translator, translator.Upstream, error) {
 	t.Helper()
-	r, e := responses.ParseRequest(raw)
+	r, e := responsesapi.ParseRequest(raw)
 	if e != nil {
 		t.Fatalf("the Responses request does not parse: %v", e)
 	}
@@ -96,7 +96,7 @@ func fresh(t testing.TB, k policy.Kind, raw []byte) *Translator {
 func TestRequestGolden(t *testing.T) {
 	translatortest.Run(t, "request", "json", func(t *testing.T, c translatortest.Case) {
 		raw := c.Input(t)
-		r, e := responses.ParseRequest(raw)
+		r, e := responsesapi.ParseRequest(raw)
 		if e != nil {
 			t.Fatalf("the Responses request does not parse: %v", e)
 		}
@@ -163,7 +163,7 @@ func isResponse(r translator.Result) error {
 	if err := json.Unmarshal(r.Body, &resp); err != nil || resp.Object != "response" {
 		return errNotResponse
 	}
-	if resp.Status != responses.StatusCompleted && resp.Status != responses.StatusIncomplete {
+	if resp.Status != responsesapi.StatusCompleted && resp.Status != responsesapi.StatusIncomplete {
 		return errNotResponse
 	}
 	for _, o := range resp.Output {

@@ -1,6 +1,6 @@
 package responses
 
-import "github.com/switchyard/switchyard/apischema/responses"
+import "github.com/switchyard/switchyard/apischema/responsesapi"
 
 // qualified is a function tool as the Responses API names it: a function
 // of a namespace tool is named by both, a top-level function by its name.
@@ -19,21 +19,21 @@ type toolNames struct {
 }
 
 // namesOf builds the map of a request's tools.
-func namesOf(tools []responses.Tool) toolNames {
+func namesOf(tools []responsesapi.Tool) toolNames {
 	n := toolNames{flat: map[qualified]string{}, back: map[string]qualified{}}
 	uses := map[string]int{}
 	for _, t := range tools {
 		switch t.Type {
-		case responses.ToolFunction:
+		case responsesapi.ToolFunction:
 			uses[t.Name]++
-		case responses.ToolNamespace:
+		case responsesapi.ToolNamespace:
 			for _, f := range t.Tools {
 				uses[f.Name]++
 			}
 		}
 	}
 	for _, t := range tools {
-		if t.Type != responses.ToolNamespace {
+		if t.Type != responsesapi.ToolNamespace {
 			continue
 		}
 		for _, f := range t.Tools {

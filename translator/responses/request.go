@@ -3,8 +3,8 @@ package responses
 import (
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 )
 
 // ToChat is the canonical chat request of a Responses request: the one the
@@ -20,8 +20,8 @@ import (
 // and tools of other types are left out, and the model answers without
 // them. A streamed request always asks for the usage chunk, which
 // response.completed needs.
-func ToChat(r *responses.Request) *openai.ChatRequest {
-	c := &openai.ChatRequest{
+func ToChat(r *responsesapi.Request) *openaiapi.ChatRequest {
+	c := &openaiapi.ChatRequest{
 		Model:               r.Model,
 		MaxCompletionTokens: r.MaxOutputTokens,
 		Temperature:         r.Temperature,
@@ -36,13 +36,13 @@ func ToChat(r *responses.Request) *openai.ChatRequest {
 		c.User = r.SafetyIdentifier
 	}
 	if r.Stream {
-		c.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		c.StreamOptions = &openaiapi.StreamOptions{IncludeUsage: true}
 	}
 	if r.Reasoning != nil {
 		c.ReasoningEffort = r.Reasoning.Effort
 	}
 	if r.Instructions != nil && *r.Instructions != "" {
-		c.Messages = append(c.Messages, openai.Message{Role: "system", Content: openai.Content{Text: *r.Instructions, Set: true}})
+		c.Messages = append(c.Messages, openaiapi.Message{Role: "system", Content: openaiapi.Content{Text: *r.Instructions, Set: true}})
 	}
 	names := namesOf(r.Tools)
 	for i := range r.Input.Items {
@@ -55,9 +55,9 @@ func ToChat(r *responses.Request) *openai.ChatRequest {
 	if t := r.Text; t != nil && t.Format != nil {
 		switch f := t.Format; f.Type {
 		case "json_object":
-			c.ResponseFormat = &openai.ResponseFormat{Type: "json_object"}
+			c.ResponseFormat = &openaiapi.ResponseFormat{Type: "json_object"}
 		case "json_schema":
-			c.ResponseFormat = &openai.ResponseFormat{Type: "json_schema", JSONSchema: &openai.JSONSchema{
+			c.ResponseFormat = &openaiapi.ResponseFormat{Type: "json_schema", JSONSchema: &openaiapi.JSONSchema{
 				Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict,
 			}}
 		}
@@ -67,20 +67,20 @@ func ToChat(r *responses.Request) *openai.ChatRequest {
 
 // chatTools are the chat tools of a request's function tools and of its
 // namespaces' functions.
-func chatTools(tools []responses.Tool, names toolNames) []openai.Tool {
-	var out []openai.Tool
-	add := func(ns string, t *responses.Tool) {
-		out = append(out, openai.Tool{Type: "function", Function: openai.FunctionDef{
+func chatTools(tools []responsesapi.Tool, names toolNames) []openaiapi.Tool {
+	var out []openaiapi.Tool
+	add := func(ns string, t *responsesapi.Tool) {
+		out = append(out, openaiapi.Tool{Type: "function", Function: openaiapi.FunctionDef{
 			Name: names.chat(ns, t.Name), Description: t.Description, Parameters: t.Parameters, Strict: t.Strict,
 		}})
 	}
 	for i := range tools {
 		switch t := &tools[i]; t.Type {
-		case responses.ToolFunction:
+		case responsesapi.ToolFunction:
 			add("", t)
-		case responses.ToolNamespace:
+		case responsesapi.ToolNamespace:
 			for j := range t.Tools {
-				if t.Tools[j].Type == responses.ToolFunction {
+				if t.Tools[j].Type == responsesapi.ToolFunction {
 					add(t.Name, &t.Tools[j])
 				}
 			}
@@ -93,12 +93,12 @@ func chatTools(tools []responses.Tool, names toolNames) []openai.Tool {
 // leaves the model: an allowed_tools choice keeps only the tools it
 // allows. A choice of a tool the chat request does not offer (a hosted or
 // custom tool) leaves the choice to the model.
-func toolChoice(tc *responses.ToolChoice, tools []openai.Tool, names toolNames) ([]openai.Tool, *openai.ToolChoice) {
+func toolChoice(tc *responsesapi.ToolChoice, tools []openaiapi.Tool, names toolNames) ([]openaiapi.Tool, *openaiapi.ToolChoice) {
 	if tc.Function != "" {
 		name := names.chat(tc.Namespace, tc.Function)
 		for _, t := range tools {
 			if t.Function.Name == name {
-				return tools, &openai.ToolChoice{Function: name}
+				return tools, &openaiapi.ToolChoice{Function: name}
 			}
 		}
 		return tools, nil
@@ -108,7 +108,7 @@ func toolChoice(tc *responses.ToolChoice, tools []openai.Tool, names toolNames) 
 		for _, q := range tc.Allowed {
 			allowed[names.chat(q[0], q[1])] = true
 		}
-		var kept []openai.Tool
+		var kept []openaiapi.Tool
 		for _, t := range tools {
 			if allowed[t.Function.Name] {
 				kept = append(kept, t)
@@ -121,7 +121,7 @@ func toolChoice(tc *responses.ToolChoice, tools []openai.Tool, names toolNames) 
 	}
 	switch tc.Mode {
 	case "none", "auto", "required":
-		return tools, &openai.ToolChoice{Mode: tc.Mode}
+		return tools, &openaiapi.ToolChoice{Mode: tc.Mode}
 	}
 	return tools, nil
 }
@@ -130,18 +130,18 @@ func toolChoice(tc *responses.ToolChoice, tools []openai.Tool, names toolNames) 
 // request holds it. A function call joins the assistant turn before it
 // when that turn is the last message, so a turn's text and its calls, or
 // its parallel calls, stay one turn.
-func appendItem(out []openai.Message, it *responses.Item, names toolNames) []openai.Message {
+func appendItem(out []openaiapi.Message, it *responsesapi.Item, names toolNames) []openaiapi.Message {
 	switch it.Type {
-	case responses.ItemFunctionCall:
-		call := openai.ToolCall{ID: it.CallID, Type: "function", Function: openai.FunctionCall{Name: names.chat(it.Namespace, it.Name), Arguments: arguments(it.Arguments)}}
+	case responsesapi.ItemFunctionCall:
+		call := openaiapi.ToolCall{ID: it.CallID, Type: "function", Function: openaiapi.FunctionCall{Name: names.chat(it.Namespace, it.Name), Arguments: arguments(it.Arguments)}}
 		if n := len(out); n > 0 && out[n-1].Role == "assistant" {
 			out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
 			return out
 		}
-		return append(out, openai.Message{Role: "assistant", Content: openai.Content{Null: true, Set: true}, ToolCalls: []openai.ToolCall{call}})
-	case responses.ItemFunctionCallOutput:
-		return append(out, openai.Message{Role: "tool", ToolCallID: it.CallID, Content: openai.Content{Text: joinText(it.Output), Set: true}})
-	case "", responses.ItemMessage:
+		return append(out, openaiapi.Message{Role: "assistant", Content: openaiapi.Content{Null: true, Set: true}, ToolCalls: []openaiapi.ToolCall{call}})
+	case responsesapi.ItemFunctionCallOutput:
+		return append(out, openaiapi.Message{Role: "tool", ToolCallID: it.CallID, Content: openaiapi.Content{Text: joinText(it.Output), Set: true}})
+	case "", responsesapi.ItemMessage:
 	default:
 		return out
 	}
@@ -152,16 +152,16 @@ func appendItem(out []openai.Message, it *responses.Item, names toolNames) []ope
 		if role == "developer" {
 			role = "system"
 		}
-		return append(out, openai.Message{Role: role, Content: openai.Content{Text: joinText(it.Content), Set: true}})
+		return append(out, openaiapi.Message{Role: role, Content: openaiapi.Content{Text: joinText(it.Content), Set: true}})
 	}
-	msg := openai.Message{Role: it.Role, Content: openai.Content{IsParts: true, Set: true}}
+	msg := openaiapi.Message{Role: it.Role, Content: openaiapi.Content{IsParts: true, Set: true}}
 	for _, p := range it.Content {
 		if chatPart[p.Type] {
 			msg.Content.Parts = append(msg.Content.Parts, part(p))
 		}
 	}
 	if len(msg.Content.Parts) == 1 && msg.Content.Parts[0].Type == "text" {
-		msg.Content = openai.Content{Text: msg.Content.Parts[0].Text, Set: true}
+		msg.Content = openaiapi.Content{Text: msg.Content.Parts[0].Text, Set: true}
 	}
 	return append(out, msg)
 }
@@ -170,20 +170,20 @@ func appendItem(out []openai.Message, it *responses.Item, names toolNames) []ope
 var chatPart = map[string]bool{"input_text": true, "output_text": true, "text": true, "refusal": true, "input_image": true, "input_file": true}
 
 // part is the chat content part of a message's input part.
-func part(p responses.Part) openai.Part {
+func part(p responsesapi.Part) openaiapi.Part {
 	switch p.Type {
 	case "input_image":
-		return openai.Part{Type: "image_url", ImageURL: &openai.ImageURL{URL: p.ImageURL, Detail: p.Detail}}
+		return openaiapi.Part{Type: "image_url", ImageURL: &openaiapi.ImageURL{URL: p.ImageURL, Detail: p.Detail}}
 	case "input_file":
-		return openai.Part{Type: "file", File: &openai.FilePart{Filename: p.Filename, FileData: p.FileData}}
+		return openaiapi.Part{Type: "file", File: &openaiapi.FilePart{Filename: p.Filename, FileData: p.FileData}}
 	case "refusal":
-		return openai.Part{Type: "text", Text: p.Refusal}
+		return openaiapi.Part{Type: "text", Text: p.Refusal}
 	}
-	return openai.Part{Type: "text", Text: p.Text}
+	return openaiapi.Part{Type: "text", Text: p.Text}
 }
 
 // joinText is the text of an assistant's parts or a call's output.
-func joinText(ps responses.Contents) string {
+func joinText(ps responsesapi.Contents) string {
 	var sb strings.Builder
 	for _, p := range ps {
 		s := p.Text

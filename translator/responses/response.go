@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -18,7 +18,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	if r.Status >= http.StatusBadRequest {
 		return r
 	}
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if err := json.Unmarshal(r.Body, &c); err != nil || len(c.Choices) == 0 {
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the answer has no choice"))
 	}
@@ -26,20 +26,20 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	var output []any
 	var content []any
 	if s := ch.Message.Content; s != nil && *s != "" {
-		content = append(content, responses.OutputText{Type: "output_text", Text: *s, Annotations: []any{}})
+		content = append(content, responsesapi.OutputText{Type: "output_text", Text: *s, Annotations: []any{}})
 	}
 	if s := ch.Message.Refusal; s != nil && *s != "" {
-		content = append(content, responses.Refusal{Type: "refusal", Refusal: *s})
+		content = append(content, responsesapi.Refusal{Type: "refusal", Refusal: *s})
 	}
 	if content != nil {
-		output = append(output, responses.Message{Type: "message", ID: "msg_" + tr.suffix, Status: responses.StatusCompleted, Role: "assistant", Content: content})
+		output = append(output, responsesapi.Message{Type: "message", ID: "msg_" + tr.suffix, Status: responsesapi.StatusCompleted, Role: "assistant", Content: content})
 	}
 	for i, tc := range ch.Message.ToolCalls {
 		ns, name := tr.names.client(tc.Function.Name)
-		output = append(output, responses.FunctionCall{Type: "function_call", ID: tr.callItemID(i), CallID: tc.ID,
-			Name: name, Namespace: ns, Arguments: tc.Function.Arguments, Status: responses.StatusCompleted})
+		output = append(output, responsesapi.FunctionCall{Type: "function_call", ID: tr.callItemID(i), CallID: tc.ID,
+			Name: name, Namespace: ns, Arguments: tc.Function.Arguments, Status: responsesapi.StatusCompleted})
 	}
-	resp := tr.response(responses.StatusCompleted, output)
+	resp := tr.response(responsesapi.StatusCompleted, output)
 	finished(&resp, ch.FinishReason, c.Usage)
 	r.Body, _ = json.Marshal(resp)
 	return r

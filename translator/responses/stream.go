@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -29,8 +29,8 @@ type textPart struct {
 	text    strings.Builder
 }
 
-func (it *item) callItem(status string) responses.FunctionCall {
-	return responses.FunctionCall{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Namespace: it.namespace, Arguments: it.args.String(), Status: status}
+func (it *item) callItem(status string) responsesapi.FunctionCall {
+	return responsesapi.FunctionCall{Type: "function_call", ID: it.id, CallID: it.callID, Name: it.name, Namespace: it.namespace, Arguments: it.args.String(), Status: status}
 }
 
 // value is the item as a response's output holds it; an item closed
@@ -46,14 +46,14 @@ func (it *item) value(status string) any {
 	for j, p := range it.parts {
 		content[j] = p.value()
 	}
-	return responses.Message{Type: "message", ID: it.id, Status: status, Role: "assistant", Content: content}
+	return responsesapi.Message{Type: "message", ID: it.id, Status: status, Role: "assistant", Content: content}
 }
 
 func (p *textPart) value() any {
 	if p.refusal {
-		return responses.Refusal{Type: "refusal", Refusal: p.text.String()}
+		return responsesapi.Refusal{Type: "refusal", Refusal: p.text.String()}
 	}
-	return responses.OutputText{Type: "output_text", Text: p.text.String(), Annotations: []any{}}
+	return responsesapi.OutputText{Type: "output_text", Text: p.text.String(), Annotations: []any{}}
 }
 
 // StreamChunk implements [translator.Translator.StreamChunk]: the chat
@@ -84,13 +84,13 @@ func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
 
 // ErrorEvent implements [translator.ErrorEventer]: the error event that
 // ends the stream, numbered next. Nothing follows it.
-func (tr *Translator) ErrorEvent(e *openai.Error) []byte {
+func (tr *Translator) ErrorEvent(e *openaiapi.Error) []byte {
 	if tr.done || tr.failed {
 		return nil
 	}
 	tr.failed = true
 	tr.seq++
-	return responses.ErrorEvent(e, tr.seq-1)
+	return responsesapi.ErrorEvent(e, tr.seq-1)
 }
 
 func (tr *Translator) event(out, data []byte) []byte {
@@ -129,7 +129,7 @@ func (tr *Translator) event(out, data []byte) []byte {
 // emit appends one event.
 func emit(out []byte, typ string, v any) []byte {
 	b, _ := json.Marshal(v)
-	return responses.AppendEvent(out, typ, b)
+	return responsesapi.AppendEvent(out, typ, b)
 }
 
 // next is the next event's sequence number.
@@ -143,9 +143,9 @@ func (tr *Translator) start(out []byte) []byte {
 		return out
 	}
 	tr.started = true
-	resp := tr.response(responses.StatusInProgress, nil)
-	out = emit(out, responses.EventCreated, responses.ResponseEvent{Type: responses.EventCreated, SequenceNumber: tr.next(), Response: resp})
-	return emit(out, responses.EventInProgress, responses.ResponseEvent{Type: responses.EventInProgress, SequenceNumber: tr.next(), Response: resp})
+	resp := tr.response(responsesapi.StatusInProgress, nil)
+	out = emit(out, responsesapi.EventCreated, responsesapi.ResponseEvent{Type: responsesapi.EventCreated, SequenceNumber: tr.next(), Response: resp})
+	return emit(out, responsesapi.EventInProgress, responsesapi.ResponseEvent{Type: responsesapi.EventInProgress, SequenceNumber: tr.next(), Response: resp})
 }
 
 // appendText appends text (or refusal) to the answer's message item,
@@ -156,21 +156,21 @@ func (tr *Translator) appendText(out []byte, s string, refusal bool) []byte {
 		m = &item{index: len(tr.items), id: "msg_" + tr.suffix}
 		tr.items = append(tr.items, m)
 		tr.text = m
-		out = emit(out, responses.EventOutputItemAdded, responses.ItemEvent{Type: responses.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: m.index,
-			Item: responses.Message{Type: "message", ID: m.id, Status: responses.StatusInProgress, Role: "assistant", Content: []any{}}})
+		out = emit(out, responsesapi.EventOutputItemAdded, responsesapi.ItemEvent{Type: responsesapi.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: m.index,
+			Item: responsesapi.Message{Type: "message", ID: m.id, Status: responsesapi.StatusInProgress, Role: "assistant", Content: []any{}}})
 	}
 	if n := len(m.parts); n == 0 || m.parts[n-1].refusal != refusal {
 		out = tr.closePart(out, m)
 		p := &textPart{refusal: refusal}
 		m.parts = append(m.parts, p)
-		out = emit(out, responses.EventContentPartAdded, responses.PartEvent{Type: responses.EventContentPartAdded, SequenceNumber: tr.next(),
+		out = emit(out, responsesapi.EventContentPartAdded, responsesapi.PartEvent{Type: responsesapi.EventContentPartAdded, SequenceNumber: tr.next(),
 			ItemID: m.id, OutputIndex: m.index, ContentIndex: len(m.parts) - 1, Part: p.value()})
 	}
 	ci := len(m.parts) - 1
 	m.parts[ci].text.WriteString(s)
-	ev := responses.TextDeltaEvent{Type: responses.EventOutputTextDelta, SequenceNumber: tr.next(), ItemID: m.id, OutputIndex: m.index, ContentIndex: ci, Delta: s, Logprobs: &[]any{}}
+	ev := responsesapi.TextDeltaEvent{Type: responsesapi.EventOutputTextDelta, SequenceNumber: tr.next(), ItemID: m.id, OutputIndex: m.index, ContentIndex: ci, Delta: s, Logprobs: &[]any{}}
 	if refusal {
-		ev.Type, ev.Logprobs = responses.EventRefusalDelta, nil
+		ev.Type, ev.Logprobs = responsesapi.EventRefusalDelta, nil
 	}
 	return emit(out, ev.Type, ev)
 }
@@ -183,19 +183,19 @@ func (tr *Translator) closePart(out []byte, m *item) []byte {
 	}
 	p := m.parts[n-1]
 	if p.refusal {
-		out = emit(out, responses.EventRefusalDone, responses.RefusalDoneEvent{Type: responses.EventRefusalDone, SequenceNumber: tr.next(),
+		out = emit(out, responsesapi.EventRefusalDone, responsesapi.RefusalDoneEvent{Type: responsesapi.EventRefusalDone, SequenceNumber: tr.next(),
 			ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Refusal: p.text.String()})
 	} else {
-		out = emit(out, responses.EventOutputTextDone, responses.TextDoneEvent{Type: responses.EventOutputTextDone, SequenceNumber: tr.next(),
+		out = emit(out, responsesapi.EventOutputTextDone, responsesapi.TextDoneEvent{Type: responsesapi.EventOutputTextDone, SequenceNumber: tr.next(),
 			ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Text: p.text.String(), Logprobs: []any{}})
 	}
-	return emit(out, responses.EventContentPartDone, responses.PartEvent{Type: responses.EventContentPartDone, SequenceNumber: tr.next(),
+	return emit(out, responsesapi.EventContentPartDone, responsesapi.PartEvent{Type: responsesapi.EventContentPartDone, SequenceNumber: tr.next(),
 		ItemID: m.id, OutputIndex: m.index, ContentIndex: n - 1, Part: p.value()})
 }
 
 // appendCall appends a tool call fragment to its function call item,
 // opening the item on the call's first fragment.
-func (tr *Translator) appendCall(out []byte, tc openai.ToolCall) []byte {
+func (tr *Translator) appendCall(out []byte, tc openaiapi.ToolCall) []byte {
 	i := 0
 	if tc.Index != nil {
 		i = *tc.Index
@@ -207,21 +207,21 @@ func (tr *Translator) appendCall(out []byte, tc openai.ToolCall) []byte {
 		}
 		if tr.text != nil {
 			// Text after the calls opens a message of its own.
-			out = tr.closeItem(out, tr.text, responses.StatusCompleted)
+			out = tr.closeItem(out, tr.text, responsesapi.StatusCompleted)
 			tr.text = nil
 		}
 		c = &item{index: len(tr.items), id: tr.callItemID(len(tr.tools)), call: true, callID: tc.ID}
 		c.namespace, c.name = tr.names.client(tc.Function.Name)
 		tr.items = append(tr.items, c)
 		tr.tools[i] = c
-		out = emit(out, responses.EventOutputItemAdded, responses.ItemEvent{Type: responses.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: c.index,
-			Item: c.callItem(responses.StatusInProgress)})
+		out = emit(out, responsesapi.EventOutputItemAdded, responsesapi.ItemEvent{Type: responsesapi.EventOutputItemAdded, SequenceNumber: tr.next(), OutputIndex: c.index,
+			Item: c.callItem(responsesapi.StatusInProgress)})
 	}
 	if tc.Function.Arguments == "" {
 		return out
 	}
 	c.args.WriteString(tc.Function.Arguments)
-	return emit(out, responses.EventFunctionArgsDelta, responses.ArgsDeltaEvent{Type: responses.EventFunctionArgsDelta, SequenceNumber: tr.next(),
+	return emit(out, responsesapi.EventFunctionArgsDelta, responsesapi.ArgsDeltaEvent{Type: responsesapi.EventFunctionArgsDelta, SequenceNumber: tr.next(),
 		ItemID: c.id, OutputIndex: c.index, Delta: tc.Function.Arguments})
 }
 
@@ -230,9 +230,9 @@ func (tr *Translator) appendCall(out []byte, tc openai.ToolCall) []byte {
 func (tr *Translator) finish(out []byte) []byte {
 	tr.done = true
 	out = tr.start(out)
-	resp := tr.response(responses.StatusCompleted, nil)
+	resp := tr.response(responsesapi.StatusCompleted, nil)
 	u, ok := tr.chat.Usage()
-	var up *openai.Usage
+	var up *openaiapi.Usage
 	if ok {
 		up = &u
 	}
@@ -243,11 +243,11 @@ func (tr *Translator) finish(out []byte) []byte {
 		}
 		resp.Output = append(resp.Output, it.value(resp.Status))
 	}
-	typ := responses.EventCompleted
-	if resp.Status == responses.StatusIncomplete {
-		typ = responses.EventIncomplete
+	typ := responsesapi.EventCompleted
+	if resp.Status == responsesapi.StatusIncomplete {
+		typ = responsesapi.EventIncomplete
 	}
-	return emit(out, typ, responses.ResponseEvent{Type: typ, SequenceNumber: tr.next(), Response: resp})
+	return emit(out, typ, responsesapi.ResponseEvent{Type: typ, SequenceNumber: tr.next(), Response: resp})
 }
 
 // closeItem ends an item: a call's arguments or a message's last part,
@@ -255,10 +255,10 @@ func (tr *Translator) finish(out []byte) []byte {
 func (tr *Translator) closeItem(out []byte, it *item, status string) []byte {
 	it.closed, it.status = true, status
 	if it.call {
-		out = emit(out, responses.EventFunctionArgsDone, responses.ArgsDoneEvent{Type: responses.EventFunctionArgsDone, SequenceNumber: tr.next(),
+		out = emit(out, responsesapi.EventFunctionArgsDone, responsesapi.ArgsDoneEvent{Type: responsesapi.EventFunctionArgsDone, SequenceNumber: tr.next(),
 			ItemID: it.id, OutputIndex: it.index, Name: it.name, Arguments: it.args.String()})
 	} else {
 		out = tr.closePart(out, it)
 	}
-	return emit(out, responses.EventOutputItemDone, responses.ItemEvent{Type: responses.EventOutputItemDone, SequenceNumber: tr.next(), OutputIndex: it.index, Item: it.value(status)})
+	return emit(out, responsesapi.EventOutputItemDone, responsesapi.ItemEvent{Type: responsesapi.EventOutputItemDone, SequenceNumber: tr.next(), OutputIndex: it.index, Item: it.value(status)})
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 )
 
@@ -20,7 +20,7 @@ func TestErrorEventNumberedNext(t *testing.T) {
 	tr := fresh(t, policy.KindOpenAI, []byte(defaultStreamRequest))
 	out := tr.StreamChunk([]byte(in), false)
 	n := bytes.Count(out, []byte("\nevent: ")) + 1
-	e := openai.Errorf(http.StatusTooManyRequests, openai.TypeRateLimit, "rate_limit_exceeded", "budget spent")
+	e := openaiapi.Errorf(http.StatusTooManyRequests, openaiapi.TypeRateLimit, "rate_limit_exceeded", "budget spent")
 	ev := tr.ErrorEvent(e)
 	var got struct {
 		Type           string `json:"type"`

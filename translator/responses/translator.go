@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchyard/switchyard/apischema/openai"
-	"github.com/switchyard/switchyard/apischema/responses"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
+	"github.com/switchyard/switchyard/apischema/responsesapi"
 	"github.com/switchyard/switchyard/translator"
 	"github.com/switchyard/switchyard/translator/sse"
 )
@@ -19,7 +19,7 @@ type Translator struct {
 	chat translator.Translator
 	t    translator.Target
 	// req is the client's request, whose settings the response repeats.
-	req *responses.Request
+	req *responsesapi.Request
 	// names maps the chat function names of calls back to the functions
 	// of the client's namespace tools.
 	names toolNames
@@ -48,8 +48,8 @@ func New(chat translator.Translator, t translator.Target) *Translator {
 // Responses body, req its canonical chat request, which the chat
 // translator gets with a body of its own. What a chat request cannot
 // carry is refused ([checkItems]).
-func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.Upstream, *openai.Error) {
-	r, e := responses.ParseRequest(raw)
+func (tr *Translator) Request(req *openaiapi.ChatRequest, raw []byte) (translator.Upstream, *openaiapi.Error) {
+	r, e := responsesapi.ParseRequest(raw)
 	if e != nil {
 		return translator.Upstream{}, e
 	}
@@ -59,7 +59,7 @@ func (tr *Translator) Request(req *openai.ChatRequest, raw []byte) (translator.U
 	tr.req, tr.names = r, namesOf(r.Tools)
 	body, err := json.Marshal(req)
 	if err != nil {
-		return translator.Upstream{}, openai.Errorf(http.StatusInternalServerError, openai.TypeServer, "internal_error", "the request could not be encoded: %v", err)
+		return translator.Upstream{}, openaiapi.Errorf(http.StatusInternalServerError, openaiapi.TypeServer, "internal_error", "the request could not be encoded: %v", err)
 	}
 	return tr.chat.Request(req, body)
 }
@@ -70,17 +70,17 @@ func (tr *Translator) IsStream(status int, h translator.Headers) bool {
 }
 
 // Usage implements [translator.Translator.Usage].
-func (tr *Translator) Usage() (openai.Usage, bool) { return tr.chat.Usage() }
+func (tr *Translator) Usage() (openaiapi.Usage, bool) { return tr.chat.Usage() }
 
 // response is the response object as it stands: its id, the request's
 // settings, the given status and output.
-func (tr *Translator) response(status string, output []any) responses.Response {
+func (tr *Translator) response(status string, output []any) responsesapi.Response {
 	r := tr.req
-	resp := responses.Response{
+	resp := responsesapi.Response{
 		ID: "resp_" + tr.suffix, Object: "response", CreatedAt: tr.t.Created, Status: status,
 		Model: tr.t.ClientModel, Output: output, ParallelToolCalls: true,
-		Text: responses.TextConfig{Format: &responses.Format{Type: "text"}}, ToolChoice: responses.ToolChoice{Mode: "auto"},
-		Tools: []responses.Tool{}, Truncation: "disabled", Metadata: map[string]string{},
+		Text: responsesapi.TextConfig{Format: &responsesapi.Format{Type: "text"}}, ToolChoice: responsesapi.ToolChoice{Mode: "auto"},
+		Tools: []responsesapi.Tool{}, Truncation: "disabled", Metadata: map[string]string{},
 	}
 	if output == nil {
 		resp.Output = []any{}
@@ -115,13 +115,13 @@ func (tr *Translator) response(status string, output []any) responses.Response {
 
 // finished sets what ends a response: its status (incomplete when the
 // model was cut off or filtered), why, and the usage.
-func finished(resp *responses.Response, finish string, u *openai.Usage) {
-	resp.Status = responses.StatusCompleted
+func finished(resp *responsesapi.Response, finish string, u *openaiapi.Usage) {
+	resp.Status = responsesapi.StatusCompleted
 	switch finish {
-	case openai.FinishLength:
-		resp.Status, resp.IncompleteDetails = responses.StatusIncomplete, &responses.IncompleteDetails{Reason: "max_output_tokens"}
-	case openai.FinishContentFilter:
-		resp.Status, resp.IncompleteDetails = responses.StatusIncomplete, &responses.IncompleteDetails{Reason: "content_filter"}
+	case openaiapi.FinishLength:
+		resp.Status, resp.IncompleteDetails = responsesapi.StatusIncomplete, &responsesapi.IncompleteDetails{Reason: "max_output_tokens"}
+	case openaiapi.FinishContentFilter:
+		resp.Status, resp.IncompleteDetails = responsesapi.StatusIncomplete, &responsesapi.IncompleteDetails{Reason: "content_filter"}
 	}
 	if u != nil {
 		resp.Usage = usage(*u)
@@ -129,10 +129,10 @@ func finished(resp *responses.Response, finish string, u *openai.Usage) {
 }
 
 // usage is a chat usage in Responses terms: the same counts, renamed.
-func usage(u openai.Usage) *responses.Usage {
-	r := &responses.Usage{
+func usage(u openaiapi.Usage) *responsesapi.Usage {
+	r := &responsesapi.Usage{
 		InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		InputTokensDetails: responses.InputTokensDetails{CachedTokens: u.Cached()},
+		InputTokensDetails: responsesapi.InputTokensDetails{CachedTokens: u.Cached()},
 	}
 	if d := u.PromptTokensDetails; d != nil {
 		r.InputTokensDetails.CacheWriteTokens = d.CacheWriteTokens

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -60,12 +60,12 @@ func CheckComplete(tb testing.TB, status int, r translator.Result, success func(
 // ChatCompletion returns why r's body is not a chat completion with one
 // choice whose finish reason is one OpenAI clients know, or nil.
 func ChatCompletion(r translator.Result) error {
-	var c openai.ChatCompletion
+	var c openaiapi.ChatCompletion
 	if err := json.Unmarshal(r.Body, &c); err != nil || c.Object != "chat.completion" || len(c.Choices) != 1 {
 		return errors.New("the body is not a chat completion with one choice")
 	}
 	switch c.Choices[0].FinishReason {
-	case openai.FinishStop, openai.FinishLength, openai.FinishToolCalls, openai.FinishContentFilter:
+	case openaiapi.FinishStop, openaiapi.FinishLength, openaiapi.FinishToolCalls, openaiapi.FinishContentFilter:
 		return nil
 	}
 	return errors.New("finish_reason " + c.Choices[0].FinishReason + " is not an OpenAI value")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
 
@@ -135,9 +135,9 @@ func Headers(m map[string]string) translator.Headers {
 
 // SendChat parses raw as a client's chat request and hands it to tr, as the
 // translate filter does; a body the gateway would not accept fails tb.
-func SendChat(tb testing.TB, tr translator.Translator, raw []byte) (translator.Upstream, *openai.Error) {
+func SendChat(tb testing.TB, tr translator.Translator, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	tb.Helper()
-	req, e := openai.ParseChatRequest(raw)
+	req, e := openaiapi.ParseChatRequest(raw)
 	if e != nil {
 		tb.Fatalf("the chat request does not parse: %v", e)
 	}
@@ -146,9 +146,9 @@ func SendChat(tb testing.TB, tr translator.Translator, raw []byte) (translator.U
 
 // SendEmbeddings parses raw as a client's embeddings request and hands it
 // to tr; a body the gateway would not accept fails tb.
-func SendEmbeddings(tb testing.TB, tr translator.Embedder, raw []byte) (translator.Upstream, *openai.Error) {
+func SendEmbeddings(tb testing.TB, tr translator.Embedder, raw []byte) (translator.Upstream, *openaiapi.Error) {
 	tb.Helper()
-	req, e := openai.ParseEmbeddingsRequest(raw)
+	req, e := openaiapi.ParseEmbeddingsRequest(raw)
 	if e != nil {
 		tb.Fatalf("the embeddings request does not parse: %v", e)
 	}

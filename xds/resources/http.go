@@ -31,7 +31,7 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/switchyard/switchyard/apischema/anthropic"
+	"github.com/switchyard/switchyard/apischema/anthropicapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/envoy/contract"
 )
@@ -444,7 +444,7 @@ func localReplies(p *policy.Policy) *hcmv3.LocalReplyConfig {
 	var mappers []*hcmv3.ResponseMapper
 	for _, r := range replies {
 		if anthropicClient != nil {
-			body := map[string]any{"type": "error", "error": map[string]any{"type": anthropic.ErrorType(r.status), "message": r.message}}
+			body := map[string]any{"type": "error", "error": map[string]any{"type": anthropicapi.ErrorType(r.status), "message": r.message}}
 			mappers = append(mappers, replyMapper(andFilter(r.filter, anthropicClient), body, r.retryAfter))
 		}
 		body := map[string]any{"error": map[string]any{"message": r.message, "type": r.typ, "param": nil, "code": r.code}}

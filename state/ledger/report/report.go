@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/state/ledger"
 )
@@ -171,14 +171,14 @@ func (s Source) Rate(ctx context.Context, r ledger.Rating) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ledger.ErrAlreadyRated):
-		return openai.Errorf(http.StatusConflict, openai.TypeInvalidRequest, "already_rated",
-			"the request %q is already rated; a request is rated once", openai.Clip(r.RequestID)).WithParam("request_id")
+		return openaiapi.Errorf(http.StatusConflict, openaiapi.TypeInvalidRequest, "already_rated",
+			"the request %q is already rated; a request is rated once", openaiapi.Clip(r.RequestID)).WithParam("request_id")
 	}
 	return unavailable()
 }
 
 func unavailable() error {
-	return openai.Errorf(http.StatusServiceUnavailable, openai.TypeServiceUnavailable, "usage_unavailable",
+	return openaiapi.Errorf(http.StatusServiceUnavailable, openaiapi.TypeServiceUnavailable, "usage_unavailable",
 		"usage figures are unavailable right now: the usage ledger cannot be read; retry later")
 }
 
@@ -277,7 +277,7 @@ func tagFilters(vs []string) (map[string]string, error) {
 	for _, v := range vs {
 		k, val, ok := strings.Cut(v, ":")
 		if !ok {
-			return nil, badQuery("tag", "tag must be key:value, such as tag=team:search; got %q", openai.Clip(v))
+			return nil, badQuery("tag", "tag must be key:value, such as tag=team:search; got %q", openaiapi.Clip(v))
 		}
 		if why := policy.TagProblem(k, val); why != "" {
 			return nil, badQuery("tag", "%s", why)
@@ -291,7 +291,7 @@ func tagFilters(vs []string) (map[string]string, error) {
 }
 
 func badQuery(param, format string, args ...any) error {
-	e := openai.Errorf(http.StatusBadRequest, openai.TypeInvalidRequest, "invalid_query", format, args...)
+	e := openaiapi.Errorf(http.StatusBadRequest, openaiapi.TypeInvalidRequest, "invalid_query", format, args...)
 	if param != "" {
 		e = e.WithParam(param)
 	}

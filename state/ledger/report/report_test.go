@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchyard/switchyard/apischema/openai"
+	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/state/ledger"
 	"github.com/switchyard/switchyard/state/ledger/ledgertest"
 )
@@ -48,7 +48,7 @@ func TestParseQuery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ParseQuery(tt.raw)
 			if tt.wantErr {
-				var oe *openai.Error
+				var oe *openaiapi.Error
 				if !errors.As(err, &oe) || oe.Status != http.StatusBadRequest || oe.Param != tt.wantParam {
 					t.Fatalf("got %v, want a 400 naming %q", err, tt.wantParam)
 				}
@@ -80,7 +80,7 @@ func TestParseTagQuery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, key, err := ParseTagQuery(tt.raw)
 			if tt.wantParam != "" {
-				var oe *openai.Error
+				var oe *openaiapi.Error
 				if !errors.As(err, &oe) || oe.Status != http.StatusBadRequest || oe.Param != tt.wantParam {
 					t.Fatalf("got %v, want a 400 naming %q", err, tt.wantParam)
 				}
@@ -100,7 +100,7 @@ func FuzzParseQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, err := ParseQuery(raw)
 		if err != nil {
-			var oe *openai.Error
+			var oe *openaiapi.Error
 			if !errors.As(err, &oe) || oe.Status != http.StatusBadRequest {
 				t.Fatalf("ParseQuery(%q): %v, want a 400", raw, err)
 			}
@@ -199,7 +199,7 @@ func TestReportOfAClosedLedgerIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Source{Writer: w, Ledger: db}.Report(context.Background(), ledger.Filter{})
-	var oe *openai.Error
+	var oe *openaiapi.Error
 	if !errors.As(err, &oe) || oe.Status != http.StatusServiceUnavailable {
 		t.Errorf("got %v, want 503", err)
 	}
