@@ -53,6 +53,10 @@ func main() {
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	flag.Parse()
 	var err error
+	if stacksDir, err = os.MkdirTemp("", "switchyard-bench-"); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 	switch {
 	case *profile != "" && *heldProfile > 0:
 		err = profileStreams(*profile, *heldProfile, strings.Fields(*extprocArgs))
@@ -69,10 +73,28 @@ func main() {
 	default:
 		err = run(*write, *n1, *n64)
 	}
+	_ = os.RemoveAll(stacksDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// stacksDir holds the files and logs of every stack the bench starts
+// (startStack), removed when it ends: a stack keeps its logs, its spools
+// and its ledger, tens of MB each, for the e2e tests to show on failure.
+var stacksDir string
+
+// startStack starts a gateway stack with its files in a directory of its
+// own under stacksDir.
+func startStack(ctx context.Context, o stack.Options) (*stack.Stack, error) {
+	if o.Dir == "" {
+		var err error
+		if o.Dir, err = os.MkdirTemp(stacksDir, "stack-"); err != nil {
+			return nil, err
+		}
+	}
+	return stack.Start(ctx, o)
 }
 
 // idleWait is how long after its last request a node's memory is read:
@@ -86,7 +108,7 @@ const idleWait = 3 * time.Second
 // warm-up as the node's, under the names "apart envoy", "apart extproc"
 // and "apart xds".
 func idleApart(ctx context.Context, cpus string) (map[string]memory, error) {
-	s, err := stack.Start(ctx, stack.Options{CPUs: cpus})
+	s, err := startStack(ctx, stack.Options{CPUs: cpus})
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +175,7 @@ func run(write string, n1, n64 int) error {
 	}
 	// The gateway as make run starts it: the control plane and ext_proc
 	// in one process (cmd/node).
-	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true})
+	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true})
 	if err != nil {
 		return err
 	}

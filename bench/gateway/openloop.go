@@ -239,7 +239,7 @@ func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*s
 		return nil, target{}, err
 	}
 	raised := inFlightBound.ReplaceAllString(string(gw), fmt.Sprintf("max_requests_in_flight: %d}", 4*openStreams))
-	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
+	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
 	if err != nil {
 		return nil, target{}, err
 	}

@@ -26,7 +26,7 @@ func profileExtProc(dir string, n, conc int) error {
 	if err != nil {
 		return err
 	}
-	s, err := stack.Start(context.Background(), stack.Options{CPUs: pin.paths, ExtProcArgs: []string{"-pprof"}})
+	s, err := startStack(context.Background(), stack.Options{CPUs: pin.paths, ExtProcArgs: []string{"-pprof"}})
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func profileTail(dir string, rate float64, extprocArgs []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := stack.Start(context.Background(), stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: append([]string{"-pprof"}, extprocArgs...), Env: []string{"GODEBUG=gctrace=1"}})
+	s, err := startStack(context.Background(), stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: append([]string{"-pprof"}, extprocArgs...), Env: []string{"GODEBUG=gctrace=1"}})
 	if err != nil {
 		return err
 	}
