@@ -144,6 +144,7 @@ console-screenshots: deps build
 	$(GO) test -count=1 -run '^TestConsole$$' ./e2e -console-screenshots $(CURDIR)/docs/console
 
 ## bench: gateway overhead against the simulator, side by side; writes docs/BENCHMARKS.md
+## (with AIGW_EXTPROC=<extproc built by ../shared/peers/aigw/build.sh>, Envoy AI Gateway beside it)
 bench: deps build
 	$(GO) run ./bench/gateway -write docs/BENCHMARKS.md
 

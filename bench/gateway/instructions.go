@@ -78,7 +78,7 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 		// The hop's Envoy is counted; the stack only serves its simulator.
 		o.EnvoyUnder, o.EnvoyReady = nil, 0
 	}
-	s, err := stack.Start(context.Background(), o)
+	s, err := startStack(context.Background(), o)
 	if err != nil {
 		return 0, err
 	}

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,14 +44,24 @@ func main() {
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
 	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) and write the profiles into this directory")
 	profileConc := flag.Int("profile-concurrency", 64, "with -profile, the concurrency of the load profiled")
+	heldProfile := flag.Int("profile-streams", 0, "with -profile, instead hold this many slow streams open and write ext_proc's heap and goroutines meanwhile")
+	profileRate := flag.Float64("profile-rate", 0, "with -profile, instead profile what stalls requests sent open loop at this rate (req/s): trace, mutex, block and CPU profiles, gctrace")
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
-	extprocArgs := flag.String("extproc-args", "", "with -overload, flags added to ext_proc's command line (say -max-inflight 128)")
+	extprocArgs := flag.String("extproc-args", "", "with -overload, -profile-rate or -profile-streams, flags added to ext_proc's command line (say -max-inflight 128)")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	flag.Parse()
 	var err error
+	if stacksDir, err = os.MkdirTemp("", "switchyard-bench-"); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 	switch {
+	case *profile != "" && *heldProfile > 0:
+		err = profileStreams(*profile, *heldProfile, strings.Fields(*extprocArgs))
+	case *profile != "" && *profileRate > 0:
+		err = profileTail(*profile, *profileRate, strings.Fields(*extprocArgs))
 	case *profile != "":
 		err = profileExtProc(*profile, *n64, *profileConc)
 	case *instructions > 0:
@@ -62,10 +73,28 @@ func main() {
 	default:
 		err = run(*write, *n1, *n64)
 	}
+	_ = os.RemoveAll(stacksDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// stacksDir holds the files and logs of every stack the bench starts
+// (startStack), removed when it ends: a stack keeps its logs, its spools
+// and its ledger, tens of MB each, for the e2e tests to show on failure.
+var stacksDir string
+
+// startStack starts a gateway stack with its files in a directory of its
+// own under stacksDir.
+func startStack(ctx context.Context, o stack.Options) (*stack.Stack, error) {
+	if o.Dir == "" {
+		var err error
+		if o.Dir, err = os.MkdirTemp(stacksDir, "stack-"); err != nil {
+			return nil, err
+		}
+	}
+	return stack.Start(ctx, o)
 }
 
 // idleWait is how long after its last request a node's memory is read:
@@ -79,7 +108,7 @@ const idleWait = 3 * time.Second
 // warm-up as the node's, under the names "apart envoy", "apart extproc"
 // and "apart xds".
 func idleApart(ctx context.Context, cpus string) (map[string]memory, error) {
-	s, err := stack.Start(ctx, stack.Options{CPUs: cpus})
+	s, err := startStack(ctx, stack.Options{CPUs: cpus})
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +136,37 @@ type target struct {
 	want int
 }
 
+// The paths of the comparison, in the order they run in each block: the
+// anchor last, when there is one.
+const (
+	pathDirect = iota
+	pathBare
+	pathGateway
+	pathAnchor
+)
+
+// path is one way to the simulator: its request, its streamed request
+// and the processes whose CPU it costs besides the client and the
+// simulator.
+type path struct {
+	t, stream target
+	pids      []int
+}
+
+// Measurement sizes beyond n1 and n64.
+const (
+	// openLoopShare is the open-loop row's rate as a share of the
+	// gateway's own closed-loop capacity at concurrency 64.
+	openLoopShare = 0.6
+	openLoopFor   = 10 * time.Second
+	streamConc    = 16
+	streamN       = 2000
+	// Many slow streams: openStreams at once for holdFor, each as
+	// slowStream describes.
+	openStreams = 1000
+	holdFor     = 20 * time.Second
+)
+
 func run(write string, n1, n64 int) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
@@ -115,11 +175,19 @@ func run(write string, n1, n64 int) error {
 	}
 	// The gateway as make run starts it: the control plane and ext_proc
 	// in one process (cmd/node).
-	s, err := stack.Start(ctx, stack.Options{CPUs: pin.paths, Node: true})
+	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true})
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	// Everything stops before the many-streams row, which starts its own.
+	var stops []func()
+	stopAll := sync.OnceFunc(func() {
+		for _, f := range slices.Backward(stops) {
+			f()
+		}
+	})
+	defer stopAll()
+	stops = append(stops, s.Close)
 	if err := unlimitedQuota(s); err != nil {
 		return err
 	}
@@ -131,23 +199,34 @@ func run(write string, n1, n64 int) error {
 	if err != nil {
 		return err
 	}
-	defer plain.stop()
+	stops = append(stops, plain.stop)
 
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
 	stream := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello there, tell me something"}]}`)
-	paths := []target{
-		{name: "direct", url: "http://" + s.Sim.Addr("openai") + "/v1/chat/completions", body: body},
-		{name: "plain Envoy", url: plain.url(), body: body},
-		{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"},
+	direct := "http://" + s.Sim.Addr("openai") + "/v1/chat/completions"
+	gw := s.URL + "/v1/chat/completions"
+	paths := []path{
+		{t: target{name: "direct", url: direct, body: body}, stream: target{url: direct, body: stream}},
+		{t: target{name: "plain Envoy", url: plain.url(), body: body}, stream: target{url: plain.url(), body: stream}, pids: []int{plain.cmd.Process.Pid}},
+		{t: target{name: "gateway", url: gw, body: body, auth: "Bearer sk-local-demo"}, stream: target{url: gw, body: stream, auth: "Bearer sk-local-demo"},
+			pids: []int{s.PID("envoy-0"), s.PID("extproc-0"), s.PID("redis")}},
 	}
-	// The processes whose CPU each path costs besides the client and the
-	// simulator.
-	pids := [][]int{nil, {plain.cmd.Process.Pid}, {s.PID("envoy-0"), s.PID("extproc-0"), s.PID("redis")}}
+	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Pinned: pin.describe(), Load: loadAverage()}
+	var anchor *aigw
+	if bin := os.Getenv(aigwEnv); bin == "" {
+		r.AnchorSkipped = aigwEnv + " not set"
+	} else if anchor, err = startAIGW(bin, envoy, s.Dir, s.Sim.Addr("openai"), pin.paths); err != nil {
+		return fmt.Errorf("the anchor (%s=%s): %w", aigwEnv, bin, err)
+	} else {
+		stops = append(stops, anchor.stop)
+		paths = append(paths, path{t: target{name: "anchor", url: anchor.url(), body: body}, stream: target{url: anchor.url(), body: stream}, pids: anchor.pids()})
+	}
+	r.Paths = len(paths)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 
-	for _, t := range paths {
-		if _, err := measure(client, t, 300, 4); err != nil {
-			return fmt.Errorf("warm-up %s: %w", t.name, err)
+	for _, p := range paths {
+		if _, err := measure(client, p.t, 300, 4); err != nil {
+			return fmt.Errorf("warm-up %s: %w", p.t.name, err)
 		}
 	}
 	time.Sleep(idleWait)
@@ -157,100 +236,165 @@ func run(write string, n1, n64 int) error {
 		return err
 	}
 	maps.Copy(idle, apart)
+	r.Idle = idle
 
-	r := result{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Idle: idle, Paths: len(paths), Pinned: pin.describe()}
 	extprocMetrics := s.Replicas[0].ExtProcMetrics + "/metrics"
+	// counted runs f against the gateway and adds its ext_proc messages,
+	// Redis round trips and those a request waited for to c.
+	counted := func(c *[3]float64, f func() error) error {
+		msg, trips, onPath, err := gatewayCounters(extprocMetrics)
+		if err != nil {
+			return err
+		}
+		if err := f(); err != nil {
+			return err
+		}
+		// Settlement may finish just after the answer: let it.
+		time.Sleep(100 * time.Millisecond)
+		m, tr, op, err := gatewayCounters(extprocMetrics)
+		c[0], c[1], c[2] = c[0]+m-msg, c[1]+tr-trips, c[2]+op-onPath
+		return err
+	}
+	// Interleave blocks so every path sees the same machine weather.
+	const blocks = 10
+	perRequest := func(t int64, n int) time.Duration {
+		return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(n))
+	}
 	for _, c := range []struct {
 		conc, n int
-		into    *[3]stats
+		into    *[]stats
 	}{{1, n1, &r.C1}, {64, n64, &r.C64}} {
-		var (
-			lat   [3][]time.Duration
-			dur   [3]time.Duration
-			ticks [3]int64
-			// split is the gateway's ticks by process (pids[2]'s order).
-			split = make([]int64, len(pids[2]))
-		)
-		// Interleave blocks so every path sees the same machine weather.
-		const blocks = 10
-		var messages, trips, onPath float64
+		lat := make([][]time.Duration, len(paths))
+		dur := make([]time.Duration, len(paths))
+		ticks := make([]int64, len(paths))
+		// split is the gateway's ticks by process (its pids' order).
+		split := make([]int64, len(paths[pathGateway].pids))
+		var counters [3]float64
 		for range blocks {
-			for i, t := range paths {
-				gateway := i == len(paths)-1
-				var msgBefore, tripsBefore, pathBefore float64
-				if gateway {
-					if msgBefore, tripsBefore, pathBefore, err = gatewayCounters(extprocMetrics); err != nil {
-						return err
-					}
-				}
-				before, each := cpuOf(pids[i]), ticksOf(pids[i])
-				start := time.Now()
-				l, err := measure(client, t, c.n/blocks, c.conc)
-				if err != nil {
-					return fmt.Errorf("%s at concurrency %d: %w", t.name, c.conc, err)
-				}
-				dur[i] += time.Since(start)
-				ticks[i] += cpuOf(pids[i]) - before
-				if gateway {
-					for j, v := range ticksOf(pids[i]) {
-						split[j] += v - each[j]
-					}
-				}
-				lat[i] = append(lat[i], l...)
-				if gateway {
-					// Settlement may finish just after the answer: let it.
-					time.Sleep(100 * time.Millisecond)
-					m, tr, op, err := gatewayCounters(extprocMetrics)
+			for i, p := range paths {
+				before, each := cpuOf(p.pids), ticksOf(p.pids)
+				block := func() error {
+					start := time.Now()
+					l, err := measure(client, p.t, c.n/blocks, c.conc)
 					if err != nil {
+						return fmt.Errorf("%s at concurrency %d: %w", p.t.name, c.conc, err)
+					}
+					dur[i] += time.Since(start)
+					ticks[i] += cpuOf(p.pids) - before
+					lat[i] = append(lat[i], l...)
+					return nil
+				}
+				if i != pathGateway {
+					if err := block(); err != nil {
 						return err
 					}
-					messages += m - msgBefore
-					trips += tr - tripsBefore
-					onPath += op - pathBefore
+					continue
+				}
+				if err := counted(&counters, block); err != nil {
+					return err
+				}
+				for j, v := range ticksOf(p.pids) {
+					split[j] += v - each[j]
 				}
 			}
 		}
-		perRequest := func(t int64, n int) time.Duration {
-			return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(n))
-		}
+		*c.into = make([]stats, len(paths))
 		for i := range paths {
-			c.into[i] = summarize(lat[i], dur[i])
-			c.into[i].CPUPerRequest = perRequest(ticks[i], len(lat[i]))
+			st := summarize(lat[i], dur[i])
+			st.CPUPerRequest = perRequest(ticks[i], len(lat[i]))
+			(*c.into)[i] = st
 		}
+		gs := &(*c.into)[pathGateway]
 		for _, t := range split {
-			c.into[2].CPUSplit = append(c.into[2].CPUSplit, perRequest(t, len(lat[2])))
+			gs.CPUSplit = append(gs.CPUSplit, perRequest(t, len(lat[pathGateway])))
 		}
-		n := float64(len(lat[len(paths)-1]))
-		c.into[len(paths)-1].Messages, c.into[len(paths)-1].RoundTrips, c.into[len(paths)-1].PathTrips = messages/n, trips/n, onPath/n
+		n := float64(len(lat[pathGateway]))
+		gs.Messages, gs.RoundTrips, gs.PathTrips = counters[0]/n, counters[1]/n, counters[2]/n
 	}
-	var ttft [3][]time.Duration
-	var streamMessages float64
+
+	// Open loop at a share of the gateway's own capacity, the same rate
+	// for every path, in blocks.
+	r.OpenRate = openLoopShare * r.C64[pathGateway].Throughput
+	open := make([][]time.Duration, len(paths))
+	openTicks := make([]int64, len(paths))
+	openSwitches := make([]int64, len(paths))
+	failed := make([]map[string]int, len(paths))
+	openClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 10 * time.Second}
 	for range 5 {
-		for i, t := range []target{{url: paths[0].url, body: stream}, {url: plain.url(), body: stream}, {url: paths[2].url, body: stream, auth: paths[2].auth}} {
-			msgBefore, _, _, err := gatewayCounters(extprocMetrics)
-			if err != nil {
-				return err
+		for i, p := range paths {
+			before, switches := cpuOf(p.pids), switchesOf(p.pids)
+			l, f := openLoop(openClient, p.t, r.OpenRate, openLoopFor/5)
+			openTicks[i] += cpuOf(p.pids) - before
+			openSwitches[i] += switchesOf(p.pids) - switches
+			open[i] = append(open[i], l...)
+			if failed[i] == nil {
+				failed[i] = map[string]int{}
 			}
+			for k, n := range f {
+				failed[i][k] += n
+			}
+		}
+	}
+	openClient.CloseIdleConnections()
+	for i, l := range open {
+		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l)),
+			Switches: float64(openSwitches[i]) / float64(len(l))})
+	}
+
+	// Streams: one at a time for the time to first token added, then
+	// streamConc at once for streams per second.
+	ttft := make([][]time.Duration, len(paths))
+	for range 5 {
+		for i, p := range paths {
 			for range 60 {
-				d, err := firstToken(client, t)
+				d, err := firstToken(client, p.stream)
 				if err != nil {
-					return fmt.Errorf("streaming: %w", err)
+					return fmt.Errorf("%s streaming: %w", p.t.name, err)
 				}
 				ttft[i] = append(ttft[i], d)
 			}
-			if i == 2 {
-				time.Sleep(100 * time.Millisecond)
-				m, _, _, err := gatewayCounters(extprocMetrics)
+		}
+	}
+	sttft := make([][]time.Duration, len(paths))
+	sdur := make([]time.Duration, len(paths))
+	sticks := make([]int64, len(paths))
+	var scount [3]float64
+	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streamConc, DisableCompression: true}}
+	for range 5 {
+		for i, p := range paths {
+			before := cpuOf(p.pids)
+			block := func() error {
+				start := time.Now()
+				l, err := streamRun(streamClient, p.stream, streamN/5, streamConc)
 				if err != nil {
-					return err
+					return fmt.Errorf("%s streaming at concurrency %d: %w", p.t.name, streamConc, err)
 				}
-				streamMessages += m - msgBefore
+				sdur[i] += time.Since(start)
+				sticks[i] += cpuOf(p.pids) - before
+				sttft[i] = append(sttft[i], l...)
+				return nil
+			}
+			if i == pathGateway {
+				err = counted(&scount, block)
+			} else {
+				err = block()
+			}
+			if err != nil {
+				return err
 			}
 		}
 	}
-	r.TTFT = [3]time.Duration{pctl(ttft[0], 50), pctl(ttft[1], 50), pctl(ttft[2], 50)}
-	r.StreamMessages = streamMessages / float64(len(ttft[2]))
+	for i := range paths {
+		r.TTFT = append(r.TTFT, pctl(ttft[i], 50))
+		r.Streamed = append(r.Streamed, streamed{Rate: float64(len(sttft[i])) / sdur[i].Seconds(), TTFT: pctl(sttft[i], 50), CPUPerStream: perRequest(sticks[i], len(sttft[i]))})
+	}
+	r.StreamMessages = scount[0] / float64(len(sttft[pathGateway]))
 	if r.Decide, err = decisionTime(); err != nil {
+		return err
+	}
+	// The many-streams row needs its own stacks: stop these first.
+	stopAll()
+	if r.Held, err = holdAll(ctx, pin, envoy, os.Getenv(aigwEnv)); err != nil {
 		return err
 	}
 
@@ -433,6 +577,28 @@ func pctl(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[(len(s)-1)*p/100]
+}
+
+// switchesOf sums the context switches, voluntary and not, of every
+// thread of processes: each is a wakeup or a preemption on the core.
+func switchesOf(pids []int) int64 {
+	var n int64
+	for _, pid := range pids {
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/status")
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+					c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					n += c
+				}
+			}
+		}
+	}
+	return n
 }
 
 // cpuTicks is a process's user+system CPU time in clock ticks (1/100 s).

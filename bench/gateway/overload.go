@@ -87,7 +87,7 @@ func runOverload(write string, d, timeout time.Duration, extprocArgs []string) e
 		if c.gateway != "" {
 			o.Overlay = map[string]string{"gateway.yaml": c.gateway}
 		}
-		s, err := stack.Start(ctx, o)
+		s, err := startStack(ctx, o)
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ type cost struct{ envoy, extproc time.Duration }
 // is the ceiling of goodput under a flood: at 4× capacity, the refusals of
 // three requests in four share the core with the requests served.
 func refusalCost(o stack.Options) (cost, error) {
-	s, err := stack.Start(context.Background(), o)
+	s, err := startStack(context.Background(), o)
 	if err != nil {
 		return cost{}, err
 	}

@@ -72,7 +72,7 @@ func tracingCost(ctx context.Context, pin pinning, n1, n64 int) ([]*tracedGatewa
 			o.Overlay = map[string]string{"gateway.yaml": string(gw) +
 				"  tracing: {collector: \"" + g.col.GRPC + "\", sample_ratio: " + strconv.FormatFloat(g.ratio, 'f', -1, 64) + "}\n"}
 		}
-		if g.s, err = stack.Start(ctx, o); err != nil {
+		if g.s, err = startStack(ctx, o); err != nil {
 			return nil, err
 		}
 		if err := unlimitedQuota(g.s); err != nil {

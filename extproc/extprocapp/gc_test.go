@@ -2,6 +2,7 @@ package extprocapp
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -113,5 +114,69 @@ func TestReleaseWhenIdle(t *testing.T) {
 	case <-off:
 	case <-time.After(5 * time.Second):
 		t.Fatal("releaseWhenIdle with no idle time kept running")
+	}
+}
+
+func TestGCPercentFor(t *testing.T) {
+	m := memory{gcPercent: 400, headroom: 32 << 20}
+	for _, tc := range []struct {
+		name string
+		live uint64
+		want int
+	}{
+		{"nothing live yet: the most", 0, 400},
+		{"a request load's live heap: the most", 8 << 20, 400},
+		{"between", 16 << 20, 200},
+		{"many open streams: Go's default", 64 << 20, 100},
+		{"never under Go's default", 1 << 30, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := m.gcPercentFor(tc.live); got != tc.want {
+				t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFollowLiveHeap: GOGC follows the live heap after a collection,
+// unless the operator fixed it or there is nothing to follow.
+func TestFollowLiveHeap(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		m    memory
+		want bool
+	}{
+		// A headroom of a byte puts any live heap at Go's default.
+		{name: "follows", m: memory{gcPercent: 400, headroom: 1}, want: true},
+		{name: "$GOGC set: fixed", env: "150", m: memory{gcPercent: 400, headroom: 1}},
+		{name: "no headroom: fixed", m: memory{gcPercent: 400}},
+		{name: "no room above 100 %: fixed", m: memory{gcPercent: 100, headroom: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("GOGC", tc.env)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			set := make(chan int, 1)
+			following := tc.m.followLiveHeap(ctx, func(p int) int {
+				select {
+				case set <- p:
+				default:
+				}
+				return 0
+			})
+			if following != tc.want {
+				t.Fatalf("following = %v, want %v", following, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			runtime.GC()
+			if got := <-set; got != 100 {
+				t.Errorf("GOGC set to %d after a collection, want 100", got)
+			}
+		})
 	}
 }

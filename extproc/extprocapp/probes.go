@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,8 +56,16 @@ func opsMux(reg prometheus.Gatherer, version func() string, checks []check, unre
 		}
 	})
 	if profiles {
+		// What stalls a request (a lock, a channel, the scheduler) shows
+		// in the mutex and block profiles and the execution trace, not in
+		// the CPU profile.
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(int(100 * time.Microsecond))
+		// Fine enough to tell what each open stream keeps.
+		runtime.MemProfileRate = 4 << 10
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return mux
 }

@@ -210,3 +210,32 @@ func TestWriterFlushAnsweredWaitsForHolds(t *testing.T) {
 		t.Errorf("ledger after FlushAnswered: %v, want [%s]", got, rs[0].RequestID)
 	}
 }
+
+// TestHoldDoesNotWaitForTheQueue: Hold, in the reply that sends a
+// request's answer, takes nothing the queue's users hold (another
+// request's Write and its spool append, the batches): with the queue's
+// lock held, a Hold and its release still go through (were they to wait
+// for it, the test would hang until its timeout).
+func TestHoldDoesNotWaitForTheQueue(t *testing.T) {
+	dir := t.TempDir()
+	sp, _, err := spool.Open(dir, "ledger", spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	hs, _, err := spool.Open(dir, "ledger-held", spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	w, _, _ := newTestWriter(t, newFakeLedger(), WriterOptions{Spool: sp, HoldSpool: hs})
+	rs := genRecords(2, 23)
+	w.mu.Lock()
+	w.Hold(rs[0])
+	w.Hold(rs[1])
+	w.Release(rs[0].RequestID)
+	w.mu.Unlock()
+	if got := hs.Pending(); got != 1 {
+		t.Errorf("hold spool has %d records pending, want 1 (one held, one released)", got)
+	}
+}

@@ -106,6 +106,10 @@ type Writer struct {
 	overflow int           // records dropped since the queue last had room
 	lost     error         // set by Close when it dropped records it could not write
 
+	// hmu guards the holds and the hold spool, apart from mu: a request's
+	// Hold, in the reply that sends its answer, must not queue behind
+	// another's Write (its spool append) or the writer's batches.
+	hmu sync.Mutex
 	// holdOrder lists the request IDs held, oldest first, up to the first
 	// not yet released; held has those not released.
 	holdOrder []string
@@ -192,8 +196,8 @@ func (w *Writer) Hold(r Record) {
 		r.Time = w.o.Now()
 	}
 	b, _ := json.Marshal(r) // a Record always encodes
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
 	if _, dup := w.held[r.RequestID]; dup {
 		return
 	}
@@ -205,13 +209,13 @@ func (w *Writer) Hold(r Record) {
 // Release lets go of the record held for request id, if any, without
 // writing anything: the request is not to be recorded.
 func (w *Writer) Release(id string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
 	w.release(id)
 }
 
 // release lets go of id's hold; holds are let go from the spool oldest
-// first, as far as every older one is released too.
+// first, as far as every older one is released too. The caller holds hmu.
 func (w *Writer) release(id string) {
 	if _, ok := w.held[id]; !ok {
 		return
@@ -261,8 +265,8 @@ func (w *Writer) Write(r Record) {
 	}
 	if reason != "" {
 		first := w.overflow == 1
-		w.release(r.RequestID)
 		w.mu.Unlock()
+		w.Release(r.RequestID)
 		w.metrics.drop(reason, 1)
 		switch {
 		case reason == DropBufferFull && first:
@@ -280,12 +284,14 @@ func (w *Writer) Write(r Record) {
 		// Kept in memory even if the spool fails or is full; it counts that.
 		_ = w.o.Spool.Append(encoded)
 	}
-	w.release(r.RequestID) // after the final record is spooled
 	w.queue = append(w.queue, r)
 	w.accepted++
 	depth := len(w.queue)
 	w.metrics.depth(depth)
 	w.mu.Unlock()
+	// After the final record is spooled and queued: FlushAnswered, seeing
+	// the hold go, then flushes a queue that has it.
+	w.Release(r.RequestID)
 	if overflowed > 0 {
 		w.log.Warn("ledger buffer has room again", slog.Int("dropped", overflowed))
 	}
@@ -340,26 +346,26 @@ func (w *Writer) Flush(ctx context.Context) error {
 // the ledger, although the request's end (Done) may come after the answer's
 // last byte.
 func (w *Writer) FlushAnswered(ctx context.Context) error {
-	w.mu.Lock()
+	w.hmu.Lock()
 	waiting := make([]string, 0, len(w.held))
 	for id := range w.held {
 		waiting = append(waiting, id)
 	}
 	w.holdWaiters++
-	w.mu.Unlock()
+	w.hmu.Unlock()
 	defer func() {
-		w.mu.Lock()
+		w.hmu.Lock()
 		w.holdWaiters--
-		w.mu.Unlock()
+		w.hmu.Unlock()
 	}()
 	for {
-		w.mu.Lock()
+		w.hmu.Lock()
 		waiting = slices.DeleteFunc(waiting, func(id string) bool {
 			_, still := w.held[id]
 			return !still
 		})
 		released := w.released
-		w.mu.Unlock()
+		w.hmu.Unlock()
 		if len(waiting) == 0 {
 			return w.Flush(ctx)
 		}

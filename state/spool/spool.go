@@ -14,7 +14,9 @@
 //
 // Each Append is one write(2), so a record survives the death of the
 // process as soon as Append returns; fsync runs in batches (Options.SyncEvery),
-// so a crash of the machine loses at most that interval's records.
+// so a crash of the machine loses at most that interval's records. No fsync
+// runs under the lock Append takes: an append, on a request's path, never
+// waits for the disk.
 package spool
 
 import (
@@ -100,6 +102,13 @@ type Spool struct {
 	bytes int64      // sum of the segments' sizes
 	dirty bool       // written since the last fsync
 	acked bool       // acknowledged since the mark was last written
+	// rotated are the files of segments rotated away since the last sync,
+	// which it makes durable and closes.
+	rotated []*os.File
+	// syncing makes syncs one at a time; it is taken before mu.
+	syncing sync.Mutex
+	// fsync is (*os.File).Sync; a test holds it up.
+	fsync func(*os.File) error
 	stop  chan struct{}
 	done  chan struct{}
 
@@ -129,7 +138,7 @@ func Open(dir, name string, o Options) (*Spool, [][]byte, error) {
 	if err := os.MkdirAll(path, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("spool %s: %w", name, err)
 	}
-	s := &Spool{dir: path, name: name, o: o, m: o.Metrics, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Spool{dir: path, name: name, o: o, m: o.Metrics, stop: make(chan struct{}), done: make(chan struct{}), fsync: (*os.File).Sync}
 	lock, err := os.OpenFile(filepath.Join(path, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("spool %s: %w", name, err)
@@ -355,17 +364,16 @@ func (s *Spool) pendHollow() {
 	cur.ends = append(cur.ends, end)
 }
 
-// rotate syncs and closes the current segment and starts the next.
+// rotate starts the next segment; the next sync makes the current one
+// durable and closes it.
 func (s *Spool) rotate() error {
 	cur := s.segs[len(s.segs)-1]
-	if err := cur.f.Sync(); err != nil {
+	if err := s.startSegment(cur.seq + 1); err != nil {
 		return err
 	}
-	if err := cur.f.Close(); err != nil {
-		return err
-	}
+	s.rotated = append(s.rotated, cur.f)
 	cur.f = nil
-	return s.startSegment(cur.seq + 1)
+	return nil
 }
 
 // Ack marks the n oldest pending records delivered: they are not returned
@@ -468,28 +476,44 @@ func readMark(f *os.File) (seq uint64, off int64) {
 }
 
 // Sync writes the acknowledgement mark and makes what was appended and
-// acknowledged so far survive a crash of the machine.
+// acknowledged so far survive a crash of the machine. The fsyncs run
+// outside the lock appends take: one can take tens of milliseconds on a
+// busy disk, and every request ending meanwhile would wait for it.
 func (s *Spool) Sync() error {
+	s.syncing.Lock()
+	defer s.syncing.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sync()
-}
-
-func (s *Spool) sync() error {
 	if err := s.settle(); err != nil {
+		s.mu.Unlock()
 		return err
 	}
-	if !s.dirty {
+	dirty, rotated, cur := s.dirty, s.rotated, s.segs[len(s.segs)-1].f
+	s.dirty, s.rotated = false, nil
+	s.mu.Unlock()
+	var err error
+	for i, f := range rotated {
+		if err = s.fsync(f); err != nil {
+			s.mu.Lock()
+			s.rotated = append(rotated[i:], s.rotated...)
+			s.dirty = true
+			s.mu.Unlock()
+			return err
+		}
+		f.Close()
+	}
+	if !dirty {
 		return nil
 	}
-	if err := s.segs[len(s.segs)-1].f.Sync(); err != nil {
-		return err
+	if err = s.fsync(cur); err == nil {
+		err = s.fsync(s.ack)
 	}
-	if err := s.ack.Sync(); err != nil {
-		return err
+	if err != nil {
+		// Appends since were marked dirty anyway; these were not synced.
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
 	}
-	s.dirty = false
-	return nil
+	return err
 }
 
 func (s *Spool) syncLoop() {
@@ -514,15 +538,18 @@ func (s *Spool) Close() error {
 	s.closing.Do(func() {
 		close(s.stop)
 		<-s.done
+		s.closeErr = s.Sync()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.closeErr = s.sync()
 		s.closeFiles()
 	})
 	return s.closeErr
 }
 
 func (s *Spool) closeFiles() {
+	for _, f := range s.rotated {
+		f.Close()
+	}
 	for _, seg := range s.segs {
 		if seg.f != nil {
 			seg.f.Close()

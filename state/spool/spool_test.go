@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,5 +356,43 @@ func TestDiedBeforeTheMark(t *testing.T) {
 				t.Errorf("after the crash got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestAppendDoesNotWaitForTheDisk: appends, rotations among them, go
+// through while a sync's fsync is held up (were they to wait for it, the
+// test would hang until its timeout); the next sync makes them durable and
+// closes the rotated segments, and a reopen returns them all.
+func TestAppendDoesNotWaitForTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{SyncEvery: time.Hour, SegmentBytes: 2 * (headerLen + 5)}
+	s, _ := open(t, dir, o)
+	appendAll(t, s, "a-000")
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.fsync = func(f *os.File) error {
+		once.Do(func() { close(held); <-release })
+		return f.Sync()
+	}
+	synced := make(chan error)
+	go func() { synced <- s.Sync() }()
+	<-held
+	appendAll(t, s, names("b", 5)...)
+	close(release)
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.rotated); n != 0 {
+		t.Errorf("%d rotated segments left unsynced after a sync", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got := open(t, dir, o)
+	if want := append([]string{"a-000"}, names("b", 5)...); !slices.Equal(got, want) {
+		t.Errorf("reopened: got %q, want %q", got, want)
 	}
 }
