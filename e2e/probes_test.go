@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -136,7 +135,7 @@ func TestProbesRouteAroundAFailingCapability(t *testing.T) {
 		if p := servedBy(toolRequest); p != "anthropic" {
 			t.Errorf("a tool request for gpt-4o was served by %s while its tools probe fails, want anthropic (its fallback)", p)
 		}
-		if p := servedBy(fmt.Sprintf(`{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)); p != "openai" {
+		if p := servedBy(`{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`); p != "openai" {
 			t.Errorf("a request for gpt-4o without tools was served by %s, want openai", p)
 		}
 	}
