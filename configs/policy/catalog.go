@@ -91,6 +91,10 @@ func serves(k Kind, vendor string) bool {
 // policy's own catalog entries come after it.
 func catalogFile() File { return File{Name: modelcatalog.Name, Data: modelcatalog.YAML} }
 
+// withCatalog is what a policy's files compile from, and what its
+// version is a hash of: the shipped catalog, then the files.
+func withCatalog(files []File) []File { return append([]File{catalogFile()}, files...) }
+
 // catalog compiles the catalog entries, a later entry of a name replacing
 // an earlier one (the policy's own replace the shipped ones).
 func (c *compiler) catalog(specs []CatalogSpec) map[string]*CatalogEntry {

@@ -71,7 +71,7 @@ func Compile(files []File) (*Policy, error) {
 		probs  Problems
 		idx    = nodeIndex{}
 	)
-	files = append([]File{catalogFile()}, files...)
+	files = withCatalog(files)
 	for _, f := range files {
 		spec, ps := decodeFile(f, idx)
 		probs = append(probs, ps...)

@@ -43,7 +43,7 @@ func Watch(ctx context.Context, dir, current string, poll time.Duration, apply f
 			}
 			return
 		}
-		if v := version(files); v == current {
+		if unchanged(files, current) {
 			return
 		}
 		p, err := Compile(files)
@@ -84,4 +84,11 @@ func Watch(ctx context.Context, dir, current string, poll time.Duration, apply f
 			}
 		}
 	}
+}
+
+// unchanged reports whether files compile to the policy of version
+// current, without compiling them: a version hashes the catalog too, and
+// a poll that missed it compiled and applied the same policy every time.
+func unchanged(files []File, current string) bool {
+	return version(withCatalog(files)) == current
 }

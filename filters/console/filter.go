@@ -211,7 +211,7 @@ func (f *Filter) problem(c *call, status int, msg string) (int, []byte) {
 // static serves a file of web/static.
 func (f *Filter) static(c *call, rest string) {
 	hash, name, _ := strings.Cut(rest, "/")
-	a, ok := assets[name]
+	a, ok := assets()[name]
 	if !ok || c.x.Method != http.MethodGet {
 		c.x.Respond(http.StatusNotFound, []byte("not found\n"), filters.Header{Key: "content-type", Value: "text/plain; charset=utf-8"})
 		return

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyard/switchyard/state/ledger/report"
@@ -32,8 +33,10 @@ type asset struct {
 	hash        string
 }
 
-// assets are the files under web/static, by their path below it.
-var assets = func() map[string]asset {
+// assets are the files under web/static, by their path below it, read on
+// the console's first use: a node that never shows it keeps neither the
+// copies nor the system's MIME table.
+var assets = sync.OnceValue(func() map[string]asset {
 	out := map[string]asset{}
 	err := fs.WalkDir(web, "web/static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".txt") {
@@ -55,11 +58,11 @@ var assets = func() map[string]asset {
 		panic(err) // embedded at build time: cannot fail at run time
 	}
 	return out
-}()
+})
 
 // assetURL is where a page loads the static file name from.
 func assetURL(name string) (string, error) {
-	a, ok := assets[name]
+	a, ok := assets()[name]
 	if !ok {
 		return "", fmt.Errorf("console: no static file %q", name)
 	}
@@ -131,8 +134,9 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// pages are the console's templates, each with the layout around it.
-var pages = func() map[string]*template.Template {
+// pages are the console's templates, each with the layout around it,
+// parsed on the console's first use.
+var pages = sync.OnceValue(func() map[string]*template.Template {
 	names, err := fs.Glob(web, "web/templates/*.html")
 	if err != nil {
 		panic(err)
@@ -147,11 +151,11 @@ var pages = func() map[string]*template.Template {
 		out[strings.TrimSuffix(base, ".html")] = t
 	}
 	return out
-}()
+})
 
 // render executes page with data into HTML.
 func render(page string, data any) ([]byte, error) {
-	t := pages[page]
+	t := pages()[page]
 	if t == nil {
 		return nil, fmt.Errorf("console: no page %q", page)
 	}

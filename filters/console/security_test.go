@@ -65,7 +65,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 		{"/console/login", nil},
 		{"/console/overview", nil}, // signed out: a redirect
 		{"/console/nowhere", filters.Headers{cookie}},
-		{"/console/static/" + assets["console.js"].hash + "/console.js", nil},
+		{"/console/static/" + assets()["console.js"].hash + "/console.js", nil},
 	}
 	for _, tab := range tabs {
 		targets = append(targets, struct {
@@ -138,7 +138,7 @@ func inlineCode(t *testing.T, page string) []string {
 // stale name is served but revalidated; nothing else is served.
 func TestStatic(t *testing.T) {
 	r := newRig(t)
-	js := assets["vendor/htmx.min.js"]
+	js := assets()["vendor/htmx.min.js"]
 	tests := []struct {
 		path       string
 		wantStatus int
@@ -147,7 +147,7 @@ func TestStatic(t *testing.T) {
 	}{
 		{"/console/static/" + js.hash + "/vendor/htmx.min.js", 200, "public, max-age=31536000, immutable", "text/javascript"},
 		{"/console/static/0000/vendor/htmx.min.js", 200, "no-cache", "text/javascript"},
-		{"/console/static/" + assets["console.css"].hash + "/console.css", 200, "public, max-age=31536000, immutable", "text/css"},
+		{"/console/static/" + assets()["console.css"].hash + "/console.css", 200, "public, max-age=31536000, immutable", "text/css"},
 		{"/console/static/x/vendor/htmx.LICENSE.txt", 404, "", ""},
 		{"/console/static/x/../../etc/passwd", 404, "", ""},
 	}

@@ -24,7 +24,7 @@ func TestVendoredFiles(t *testing.T) {
 			t.Fatalf("VERSIONS.txt line %q: want file, package, version, sha256", line)
 		}
 		n++
-		a, ok := assets["vendor/"+f[0]]
+		a, ok := assets()["vendor/"+f[0]]
 		if !ok {
 			t.Errorf("%s (%s %s) is not served", f[0], f[1], f[2])
 			continue

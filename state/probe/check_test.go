@@ -1,6 +1,9 @@
 package probe
 
 import (
+	"encoding/base64"
+	"image/color"
+	"image/png"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +124,33 @@ func TestResultAfter(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRedSquare: the vision probe's image is the 8×8 PNG, red all over,
+// that its doc promises.
+func TestRedSquare(t *testing.T) {
+	data, ok := strings.CutPrefix(redSquare, "data:image/png;base64,")
+	if !ok {
+		t.Fatalf("not a PNG data URL: %.40s", redSquare)
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 8 || b.Dy() != 8 {
+		t.Fatalf("image is %v, want 8×8", b)
+	}
+	red := color.RGBA{R: 255, A: 255}
+	for x := range 8 {
+		for y := range 8 {
+			if got := color.RGBAModel.Convert(img.At(x, y)); got != red {
+				t.Errorf("pixel (%d,%d) is %v, want %v", x, y, got, red)
+			}
+		}
 	}
 }
