@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/providersim"
@@ -101,7 +103,7 @@ func capture(ctx context.Context, o options, c client, say, scratch, dest string
 			return 0, fmt.Errorf("%s: %w", f, err)
 		}
 		if r.Method == http.MethodPost {
-			kept = append(kept, b)
+			kept = append(kept, withoutScratch(b, filepath.Dir(scratch)))
 		}
 	}
 	if len(kept) == 0 {
@@ -119,4 +121,19 @@ func capture(ctx context.Context, o options, c client, say, scratch, dest string
 		}
 	}
 	return len(kept), nil
+}
+
+// capturedRoot is where a fixture says the capture ran: the clients put
+// their working directory, home and its path-derived names (Claude Code's
+// project "-tmp-...-work") in their prompts, and a fixture should not
+// carry the machine's temporary directory.
+const capturedRoot = "/capture"
+
+// withoutScratch replaces the capture's scratch directory in a recorded
+// request with capturedRoot, in both the forms the clients write it: as a
+// path, and with its slashes turned to dashes.
+func withoutScratch(b []byte, scratch string) []byte {
+	b = bytes.ReplaceAll(b, []byte(scratch), []byte(capturedRoot))
+	dashed := strings.ReplaceAll(scratch, "/", "-")
+	return bytes.ReplaceAll(b, []byte(dashed), []byte(strings.ReplaceAll(capturedRoot, "/", "-")))
 }

@@ -90,3 +90,19 @@ func TestPkgVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutScratch(t *testing.T) {
+	const scratch = "/tmp/switchyard-capture-558066227"
+	tests := []struct{ name, in, want string }{
+		{"a path", `{"cwd":"/tmp/switchyard-capture-558066227/1/work"}`, `{"cwd":"/capture/1/work"}`},
+		{"a project slug", `"-tmp-switchyard-capture-558066227-1-work/memory"`, `"-capture-1-work/memory"`},
+		{"nothing of it", `{"a":"/tmp/other"}`, `{"a":"/tmp/other"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(withoutScratch([]byte(tt.in), scratch)); got != tt.want {
+				t.Errorf("withoutScratch(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
