@@ -65,6 +65,14 @@ func (d *Decl) CheckArgs(r Ref) error {
 	return d.Check(r)
 }
 
+// Parsed makes a declaration's Check of the parser of its arguments.
+func Parsed[T any](parse func(Ref) (T, error)) func(Ref) error {
+	return func(r Ref) error {
+		_, err := parse(r)
+		return err
+	}
+}
+
 // NoArgs refuses arguments for a filter that takes none.
 func NoArgs(r Ref) error {
 	if len(r.Shorthand) > 0 || len(r.Args) > 0 {

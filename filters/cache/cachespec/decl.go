@@ -31,5 +31,5 @@ var Decl = filterspec.Decl{
 		{Name: "max_memory", Type: "size", Default: "64MiB", Meaning: "answers a replica keeps in memory for the route (1MiB to 16GiB)"},
 		{Name: "tenants", Type: "list of tenants", Default: "every tenant", Meaning: "the tenants whose answers are cached"},
 	},
-	Check: func(r filterspec.Ref) error { _, err := Parse(r); return err },
+	Check: filterspec.Parsed(Parse),
 }

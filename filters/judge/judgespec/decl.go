@@ -26,5 +26,5 @@ var Decl = filterspec.Decl{
 		{Name: "api_key", Type: "secret ({env} or {file})", Default: "required", Meaning: "the virtual key the judge's calls go through the gateway with"},
 		{Name: "gateway_url", Type: "URL", Default: "the policy's listener on loopback", Meaning: "where the judge's calls go"},
 	},
-	Check: func(r filterspec.Ref) error { _, err := Parse(r); return err },
+	Check: filterspec.Parsed(Parse),
 }

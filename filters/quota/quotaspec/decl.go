@@ -29,5 +29,5 @@ var Decl = filterspec.Decl{
 		{Name: "store_timeout", Type: "duration", Default: "1s", Meaning: "bound of each store call on the request path (1ms to 1m)"},
 		{Name: "budget_refresh", Type: "duration", Default: "1s", Meaning: "how old the cost governor's view of a tenant's budget may be (at most 1m)"},
 	},
-	Check: func(r filterspec.Ref) error { _, err := Parse(r); return err },
+	Check: filterspec.Parsed(Parse),
 }
