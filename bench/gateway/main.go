@@ -51,6 +51,7 @@ func main() {
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
 	extprocArgs := flag.String("extproc-args", "", "with -overload, -profile-rate or -profile-streams, flags added to ext_proc's command line (say -max-inflight 128)")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
+	closedOnly := flag.Bool("closed", false, "only the closed-loop rows (concurrency 1 and 64, each path's CPU by process), printed: a quick side-by-side check of a change")
 	flag.Parse()
 	var err error
 	if stacksDir, err = os.MkdirTemp("", "switchyard-bench-"); err != nil {
@@ -71,7 +72,7 @@ func main() {
 	case *overload > 0:
 		err = runOverload(*write, *overload, *timeout, strings.Fields(*extprocArgs))
 	default:
-		err = run(*write, *n1, *n64)
+		err = run(*write, *n1, *n64, *closedOnly)
 	}
 	_ = os.RemoveAll(stacksDir)
 	if err != nil {
@@ -167,7 +168,7 @@ const (
 	holdFor     = 20 * time.Second
 )
 
-func run(write string, n1, n64 int) error {
+func run(write string, n1, n64 int, closedOnly bool) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
 	if err != nil {
@@ -267,8 +268,11 @@ func run(write string, n1, n64 int) error {
 		lat := make([][]time.Duration, len(paths))
 		dur := make([]time.Duration, len(paths))
 		ticks := make([]int64, len(paths))
-		// split is the gateway's ticks by process (its pids' order).
-		split := make([]int64, len(paths[pathGateway].pids))
+		// split is each path's ticks by process (its pids' order).
+		split := make([][]int64, len(paths))
+		for i, p := range paths {
+			split[i] = make([]int64, len(p.pids))
+		}
 		var counters [3]float64
 		for range blocks {
 			for i, p := range paths {
@@ -284,17 +288,15 @@ func run(write string, n1, n64 int) error {
 					lat[i] = append(lat[i], l...)
 					return nil
 				}
-				if i != pathGateway {
-					if err := block(); err != nil {
-						return err
-					}
-					continue
+				run := block
+				if i == pathGateway {
+					run = func() error { return counted(&counters, block) }
 				}
-				if err := counted(&counters, block); err != nil {
+				if err := run(); err != nil {
 					return err
 				}
 				for j, v := range ticksOf(p.pids) {
-					split[j] += v - each[j]
+					split[i][j] += v - each[j]
 				}
 			}
 		}
@@ -302,14 +304,18 @@ func run(write string, n1, n64 int) error {
 		for i := range paths {
 			st := summarize(lat[i], dur[i])
 			st.CPUPerRequest = perRequest(ticks[i], len(lat[i]))
+			for _, t := range split[i] {
+				st.CPUSplit = append(st.CPUSplit, perRequest(t, len(lat[i])))
+			}
 			(*c.into)[i] = st
 		}
 		gs := &(*c.into)[pathGateway]
-		for _, t := range split {
-			gs.CPUSplit = append(gs.CPUSplit, perRequest(t, len(lat[pathGateway])))
-		}
 		n := float64(len(lat[pathGateway]))
 		gs.Messages, gs.RoundTrips, gs.PathTrips = counters[0]/n, counters[1]/n, counters[2]/n
+	}
+	if closedOnly {
+		r.renderClosed(os.Stdout)
+		return nil
 	}
 
 	// Open loop at a share of the gateway's own capacity, the same rate
@@ -558,8 +564,9 @@ type stats struct {
 	P50, P99   time.Duration
 	Throughput float64
 	// CPUPerRequest is the CPU time of the path's own processes (not the
-	// client's nor the simulator's) per request; CPUSplit the gateway's by
-	// process (Envoy, ext_proc, Redis).
+	// client's nor the simulator's) per request; CPUSplit the same by
+	// process, in the path's pids' order (the gateway's Envoy, ext_proc
+	// and Redis; the anchor's Envoy and extproc).
 	CPUPerRequest time.Duration
 	CPUSplit      []time.Duration
 	// Messages and RoundTrips are the gateway's ext_proc messages and Redis

@@ -99,31 +99,7 @@ func (r result) render(w io.Writer) {
 		p("(the anchor, Envoy AI Gateway, was skipped: %s; build it with ../shared/peers/aigw/build.sh and set %s to run it), ", r.AnchorSkipped, aigwEnv)
 	}
 	p("interleaved in blocks within one run. Pinning: %s; each Envoy runs one worker. CPU is the user+system time of each path's own processes (the gateway: Envoy, the xds and ext_proc process, and Redis; the anchor: Envoy and its extproc) per request. ext_proc messages and Redis round trips are read from ext_proc's metrics around the gateway's blocks; Redis round trips count every one ext_proc made (leases taken and committed in the background, the health board), and in brackets those a request waited for.\n\n", r.Pinned)
-	p("| Concurrency | Path | p50 | p99 | Throughput | CPU per request | ext_proc messages / request | Redis round trips / request |\n|---|---|---|---|---|---|---|---|\n")
-	for _, c := range []struct {
-		n int
-		s []stats
-	}{{1, r.C1}, {64, r.C64}} {
-		for i, st := range c.s {
-			cpu, msgs, trips := "—", "—", "—"
-			if i > pathDirect {
-				cpu = us(st.CPUPerRequest)
-			}
-			if i == pathGateway {
-				msgs, trips = fmt.Sprintf("%.2f", st.Messages), fmt.Sprintf("%.2f (%.2f)", st.RoundTrips, st.PathTrips)
-			}
-			p("| %d | %s | %s | %s | %.0f req/s | %s | %s | %s |\n", c.n, pathNames[i], ms(st.P50), ms(st.P99), st.Throughput, cpu, msgs, trips)
-		}
-	}
-	gw := r.C64[pathGateway]
-	for _, c := range []struct {
-		n  int
-		sp []time.Duration
-	}{{1, r.C1[pathGateway].CPUSplit}, {64, gw.CPUSplit}} {
-		if len(c.sp) == 3 {
-			p("\nThe gateway's CPU per request at concurrency %d, by process: Envoy %s, ext_proc %s, Redis %s.\n", c.n, us(c.sp[0]), us(c.sp[1]), us(c.sp[2]))
-		}
-	}
+	r.renderClosed(w)
 
 	p("\nOpen loop: %.0f requests a second (%.0f %% of the gateway's throughput at concurrency 64 above) sent to every path for %s, in blocks, whatever the answers' pace; latency counts from when a request was due.\n\n", r.OpenRate, 100*openLoopShare, openLoopFor)
 	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request | Context switches per request |\n|---|---|---|---|---|---|---|---|\n")
@@ -160,6 +136,7 @@ func (r result) render(w io.Writer) {
 	pod := r.Idle["apart envoy"].RSS + r.Idle["apart extproc"].RSS
 	addP50 := func(i int) time.Duration { return r.C1[i].P50 - r.C1[pathDirect].P50 }
 	ownP99 := r.C1[pathGateway].P99
+	gw := r.C64[pathGateway]
 	p("\n| Measure | Value | Target | |\n|---|---|---|---|\n")
 	if anchor {
 		a, as, ah, gh := r.C64[pathAnchor], r.Streamed[pathAnchor], r.Held[1], r.Held[0]
@@ -214,4 +191,44 @@ func failureNote(f map[string]int) string {
 
 func (m memory) String() string {
 	return fmt.Sprintf("%d MB: %d anonymous, %d file", m.RSS/1024, m.Anon/1024, m.File/1024)
+}
+
+// renderClosed writes the closed-loop rows (concurrency 1 and 64) and each
+// path's CPU by process.
+func (r result) renderClosed(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("| Concurrency | Path | p50 | p99 | Throughput | CPU per request | ext_proc messages / request | Redis round trips / request |\n|---|---|---|---|---|---|---|---|\n")
+	for _, c := range []struct {
+		n int
+		s []stats
+	}{{1, r.C1}, {64, r.C64}} {
+		for i, st := range c.s {
+			cpu, msgs, trips := "—", "—", "—"
+			if i > pathDirect {
+				cpu = us(st.CPUPerRequest)
+			}
+			if i == pathGateway {
+				msgs, trips = fmt.Sprintf("%.2f", st.Messages), fmt.Sprintf("%.2f (%.2f)", st.RoundTrips, st.PathTrips)
+			}
+			p("| %d | %s | %s | %s | %.0f req/s | %s | %s | %s |\n", c.n, pathNames[i], ms(st.P50), ms(st.P99), st.Throughput, cpu, msgs, trips)
+		}
+	}
+	gw := r.C64[pathGateway]
+	for _, c := range []struct {
+		n  int
+		sp []time.Duration
+	}{{1, r.C1[pathGateway].CPUSplit}, {64, gw.CPUSplit}} {
+		if len(c.sp) == 3 {
+			p("\nThe gateway's CPU per request at concurrency %d, by process: Envoy %s, ext_proc %s, Redis %s.\n", c.n, us(c.sp[0]), us(c.sp[1]), us(c.sp[2]))
+		}
+	}
+	for _, c := range []struct {
+		n     int
+		stats []stats
+	}{{1, r.C1}, {64, r.C64}} {
+		if len(c.stats) > pathAnchor && len(c.stats[pathAnchor].CPUSplit) == 2 {
+			sp := c.stats[pathAnchor].CPUSplit
+			p("\nThe anchor's CPU per request at concurrency %d, by process: Envoy %s, extproc %s.\n", c.n, us(sp[0]), us(sp[1]))
+		}
+	}
 }
