@@ -80,11 +80,60 @@ func (e *editor) value(depth int) error {
 		for e.i < len(e.doc) && !delimiter(e.doc[e.i]) {
 			e.i++
 		}
-		if !json.Valid(e.doc[start:e.i]) {
+		if !literal(e.doc[start:e.i]) {
 			return ErrSyntax
 		}
 		return nil
 	}
+}
+
+// literal reports whether b is a JSON number, true, false or null: what
+// json.Valid says of such a token, without its scanner, which a document
+// of many small values would otherwise start once for each.
+func literal(b []byte) bool {
+	switch string(b) {
+	case "true", "false", "null":
+		return true
+	}
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(b)
+}
+
+// digits returns the index after the decimal digits of b from i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // delimiter reports whether c ends a number or a literal.

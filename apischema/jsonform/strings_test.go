@@ -109,3 +109,19 @@ func TestPatternMatch(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLiteral: a token that is neither a string, an object nor an array
+// is read as encoding/json reads it.
+func FuzzLiteral(f *testing.F) {
+	for _, s := range []string{"0", "-0", "12", "01", "1.", "1.5", "-", "1e", "1e+5", "2E-07", ".5", "nul", "null", "true", "false", "tru", "+1", "0x1", "1.5e3.2", "--1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if in == "" || strings.ContainsAny(in, " \t\r\n\"{[") {
+			return
+		}
+		if got, want := literal([]byte(in)), json.Valid([]byte(in)); got != want {
+			t.Fatalf("literal(%q) = %v, json.Valid %v", in, got, want)
+		}
+	})
+}
