@@ -8,8 +8,15 @@
 //	go run ./bench/routing                             # print the report
 //	go run ./bench/routing -write docs/BENCHMARKS.md   # and update the doc
 //	go run ./bench/routing -part replay                # the replays only
+//	go run ./bench/routing -part replay -score-half first   # development: see below
 //	go run ./bench/routing -external DIR               # other public sets as training data
 //	go run ./bench/routing -update-model filters/router/complexity/model.json
+//
+// The replays' reported figures are read over each replay's second half.
+// -score-half first reads them over the first instead, for development:
+// a setting or method of the learning is chosen on the first halves, so
+// that the reported ones are never looked at to choose it. Such a run
+// cannot -write.
 //
 // Run it from the repository root.
 package main
@@ -48,8 +55,20 @@ func run(args []string, stdout io.Writer) error {
 	updateCurve := fs.String("update-curve", "", "write the held-out quality curve (the worst benchmark's at each strong share) to this file")
 	part := fs.String("part", "all", "what to measure: eval (the classifier, held out), replay (the learning router's replays) or all")
 	external := fs.String("external", "", "instead, train the classifier also on the other public sets checked out in this directory (see docs/BENCHMARKS.md) and report what they change, held out")
+	scoreHalf := fs.String("score-half", "second", "the half of each replay the replays' ranking figures are read over: second (reported) or first (development: choose settings on it, never on the reported half)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var h half
+	switch *scoreHalf {
+	case "second":
+	case "first":
+		if *write != "" {
+			return fmt.Errorf("-score-half first is for development: its figures are not written into %s", *write)
+		}
+		h = firstHalf
+	default:
+		return fmt.Errorf("-score-half %q: want first or second", *scoreHalf)
 	}
 	evalPart, replayPart := *part == "all" || *part == "eval", *part == "all" || *part == "replay"
 	if !evalPart && !replayPart {
@@ -101,9 +120,9 @@ func run(args []string, stdout io.Writer) error {
 	if !replayPart {
 		return nil
 	}
-	r := replayReport{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Load: loadAverage()}
+	r := replayReport{Date: time.Now().UTC().Format("2006-01-02"), Machine: benchdoc.Machine(), GoVersion: runtime.Version(), Load: loadAverage(), Half: h}
 	for held, b := range benches {
-		reps, err := replayBenchmark(b, loos[held])
+		reps, err := replayBenchmark(b, loos[held], h)
 		if err != nil {
 			return err
 		}

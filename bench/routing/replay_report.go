@@ -32,7 +32,36 @@ const (
 // replayReport is the replays' section of the report.
 type replayReport struct {
 	Date, Machine, GoVersion, Load string
-	Replays                        []replayResult
+	// Half is the half of each replay the ranking figures are read over.
+	Half    half
+	Replays []replayResult
+}
+
+// half is the half of a replay the ranking figures (APGR, the strong
+// share for 95 %, the quality at the default) are read over. The
+// reported figures, and issue 34's targets, are the second half's. The
+// first is for development (-score-half first): settings are compared
+// on it, so that the reported half is never looked at to choose them.
+type half bool
+
+const (
+	secondHalf half = false
+	firstHalf  half = true
+)
+
+// of is the half's requests among n: [lo, hi).
+func (h half) of(n int) (lo, hi int) {
+	if h == firstHalf {
+		return 0, n / 2
+	}
+	return n / 2, n
+}
+
+func (h half) String() string {
+	if h == firstHalf {
+		return "first"
+	}
+	return "second"
 }
 
 // replayResult is what the replays of one benchmark at one judge share
@@ -47,7 +76,8 @@ type replayResult struct {
 	// learning bought to grade weak ones against, as a share of the
 	// requests (mean over the replays of the benchmark's traffic).
 	Verdicts, Bought float64
-	// Second half of the replay: APGR, the strong share for 95 % of
+	// The scored half of the replay (the second, but in development):
+	// APGR, the strong share for 95 % of
 	// all-strong quality, and the quality and strong share at the
 	// shipped default (medium_at 0.4).
 	APGR, BaseAPGR, Gain    interval
@@ -79,22 +109,22 @@ type autoReplay struct {
 
 // replayFigures are the figures of one replay.
 type replayFigures struct {
-	apgr, share95, defaultQ, defaultShare float64 // second half
+	apgr, share95, defaultQ, defaultShare float64 // the scored half
 	cost, quality                         float64 // whole replay
 	minWindow                             float64
 	met                                   bool // whole and every window ≥ Frac
 }
 
 // figures reads one replay whose requests were ranked by ranked and
-// routed strong where strong says; bought is the strong calls spent
-// beside them.
-func figures(rp replayed, ranked []float64, strong []bool, bought int) replayFigures {
+// routed strong where strong says, the ranking over half h; bought is
+// the strong calls spent beside them.
+func figures(rp replayed, ranked []float64, strong []bool, bought int, h half) replayFigures {
 	n := len(rp.Outcomes)
-	h := n / 2
-	second := sweep.Scored{Scores: ranked[h:], Outcomes: rp.Outcomes[h:]}
-	p, _ := sweep.Cheapest(second.Curve(), second.Target(Frac)) // all-strong always reaches it
-	f := replayFigures{apgr: second.APGR(apgrSteps), share95: p.Share}
-	f.defaultShare, f.defaultQ = deliveredAt(rp.Outcomes[h:], strong[h:])
+	lo, hi := h.of(n)
+	scored := sweep.Scored{Scores: ranked[lo:hi], Outcomes: rp.Outcomes[lo:hi]}
+	p, _ := sweep.Cheapest(scored.Curve(), scored.Target(Frac)) // all-strong always reaches it
+	f := replayFigures{apgr: scored.APGR(apgrSteps), share95: p.Share}
+	f.defaultShare, f.defaultQ = deliveredAt(rp.Outcomes[lo:hi], strong[lo:hi])
 	f.cost, f.quality = deliveredAt(rp.Outcomes, strong)
 	f.cost += float64(bought) / float64(n)
 	var windowsMet bool
@@ -161,8 +191,8 @@ func replayOrdersOf(n int) [][]int {
 }
 
 // replayBenchmark replays b (scored by the leave-one-out model m) at
-// each judge share.
-func replayBenchmark(b train.Benchmark, m *complexity.Model) ([]replayResult, error) {
+// each judge share, reading the ranking figures over half h.
+func replayBenchmark(b train.Benchmark, m *complexity.Model, h half) ([]replayResult, error) {
 	rp := newReplayer(b.Set, m)
 	n := len(b.Set.Items)
 	orders := replayOrdersOf(n)
@@ -186,8 +216,8 @@ func replayBenchmark(b train.Benchmark, m *complexity.Model) ([]replayResult, er
 					return nil, fmt.Errorf("%s replay %d request %d: the router chose strong=%v at the shifted score %.4f", b.Set.Name, k, i, strong, run.Ranked[i])
 				}
 			}
-			learnt = append(learnt, figures(run, run.Ranked, run.Strong, run.Bought))
-			base = append(base, figures(run, run.Raw, atDefault(run.Raw), 0))
+			learnt = append(learnt, figures(run, run.Ranked, run.Strong, run.Bought, h))
+			base = append(base, figures(run, run.Raw, atDefault(run.Raw), 0, h))
 			if k < replayOrders {
 				res.Verdicts += float64(run.Verdicts) / replayOrders
 				res.Bought += float64(run.Bought) / float64(n) / replayOrders
@@ -211,7 +241,7 @@ func autoReplays(rp *replayer, orders [][]int, run replayRun) (autoReplay, error
 		if err != nil {
 			return a, err
 		}
-		f := figures(rep, rep.Ranked, rep.Strong, rep.Bought)
+		f := figures(rep, rep.Ranked, rep.Strong, rep.Bought, secondHalf) // its whole-replay figures only
 		first := min(replayWindow, len(order))
 		_, q := deliveredAt(rep.Outcomes[:first], rep.Strong[:first])
 		a.Share, a.Quality, a.First = a.Share+f.cost/k, a.Quality+f.quality/k, a.First+q/k
@@ -280,7 +310,7 @@ func (r replayReport) render(w io.Writer) {
 	p("The apps are the benchmark's groups, each under its own system prompt: MMLU's 57 subjects, MT-Bench's 8 categories, GSM8K as one app; a domain is the app and its system prompt's fingerprint. ")
 	p("A simulated judge draws its share of the requests as the judge filter does (weighed by each domain's judge weight, toward the domains whose estimates are least sure) and grades the weak model's answer against the strong model's with the per-prompt ground truth (1 when the weak answer is as good, less by the strong model's lead, on MT-Bench's 1–10 scale over 9): ")
 	p("a request the strong model served by a shadow grading (the weak answer bought at the weak model's price), one the weak model served only while the learning's exploration budget (`explore`, 5 %% of the strong calls) can buy the reference. The learning sees the outcomes only through those verdicts, given to `priors.Learner.Rate` as the judge filter gives them.\n\n")
-	p("\"Classifier alone\" is the same replays' scores without the domains' shifts, routed at the same threshold. APGR and the strong share for 95 %% are read over each replay's second half from the score the router ranked each request by when it came (the classifier's score plus its domain's shift at the time); the quality and strong share at the shipped default are the router's own decisions at `medium_at` %.1f, which the run checks equal those scores at the threshold. ", ShippedMediumAt)
+	p("\"Classifier alone\" is the same replays' scores without the domains' shifts, routed at the same threshold. APGR and the strong share for 95 %% are read over each replay's %s half from the score the router ranked each request by when it came (the classifier's score plus its domain's shift at the time); the quality and strong share at the shipped default are the router's own decisions at `medium_at` %.1f, which the run checks equal those scores at the threshold. ", r.Half, ShippedMediumAt)
 	p("Figures are the mean of %d replays of the benchmark's traffic, each in a new order with its own judge draws; brackets are 95 %% intervals over %d replays of traffic resampled with replacement, each in a new order (they cover the traffic's sampling, the order and the judge's draws); the learner − classifier difference is paired on the same replays.\n\n", replayOrders, replayReplicates)
 	p("| Benchmark | Apps | Judge | Verdicts | APGR, learner | APGR, classifier alone | Learner − classifier | Strong share for 95 %%, learner | Strong share for 95 %%, classifier | Quality at the default, learner (strong share) | Quality at the default, classifier (strong share) |\n|---|---:|---:|---:|---|---|---|---|---|---|---|\n")
 	for _, x := range r.Replays {
@@ -311,8 +341,12 @@ func (r replayReport) render(w io.Writer) {
 	p("\n%s\n", r.verdict())
 }
 
-// verdict states issue 34's replay targets and whether they were met.
+// verdict states issue 34's replay targets and whether they were met;
+// they are the second half's, so a development run states none.
 func (r replayReport) verdict() string {
+	if r.Half == firstHalf {
+		return "A development run (`-score-half first`): the ranking figures are the replays' first halves, issue 34's targets are on the second; no verdict."
+	}
 	apgr := func(judge float64) string {
 		for _, x := range r.Replays {
 			if x.Name == "MMLU" && x.Judge == judge {

@@ -106,8 +106,8 @@ func TestReplayLearnsOnlyFromVerdicts(t *testing.T) {
 			if tt.wantShifted && !(shift["hard"] > 0 && shift["easy"] < 0) {
 				t.Errorf("second-half shifts: hard %+.2f, easy %+.2f; want the hard app up and the easy one down", shift["hard"], shift["easy"])
 			}
-			learnt := figures(run, run.Ranked, run.Strong, run.Bought)
-			alone := figures(run, run.Raw, atDefault(run.Raw), 0)
+			learnt := figures(run, run.Ranked, run.Strong, run.Bought, secondHalf)
+			alone := figures(run, run.Raw, atDefault(run.Raw), 0, secondHalf)
 			if gain := learnt.apgr - alone.apgr; gain < tt.wantGain-1e-9 || (!tt.wantShifted && gain != 0) {
 				t.Errorf("second-half APGR %.3f, classifier alone %.3f: gain %+.3f, want at least %+.3f", learnt.apgr, alone.apgr, gain, tt.wantGain)
 			}
@@ -157,6 +157,28 @@ func TestWindows(t *testing.T) {
 	}
 }
 
+// TestHalf: the scored half's requests, an odd middle one in the second.
+func TestHalf(t *testing.T) {
+	tests := []struct {
+		name           string
+		h              half
+		n              int
+		wantLo, wantHi int
+	}{
+		{name: "second of 10", h: secondHalf, n: 10, wantLo: 5, wantHi: 10},
+		{name: "first of 10", h: firstHalf, n: 10, wantLo: 0, wantHi: 5},
+		{name: "second of 11", h: secondHalf, n: 11, wantLo: 5, wantHi: 11},
+		{name: "first of 11", h: firstHalf, n: 11, wantLo: 0, wantHi: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if lo, hi := tt.h.of(tt.n); lo != tt.wantLo || hi != tt.wantHi {
+				t.Errorf("%s half of %d: [%d, %d), want [%d, %d)", tt.h, tt.n, lo, hi, tt.wantLo, tt.wantHi)
+			}
+		})
+	}
+}
+
 func TestPercentile95(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -188,20 +210,28 @@ func TestReplayVerdict(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
+		half    half
 		replays []replayResult
 		want    []string
+		wantNot []string
 	}{
-		{"all met", []replayResult{mmlu(0.02, 0.63), mmlu(0.10, 0.66)}, []string{"against 0.65: **yes**", "against 0.62: **yes**", "after the first 500: **yes**"}},
-		{"2 % short", []replayResult{mmlu(0.02, 0.61), mmlu(0.10, 0.66)}, []string{"against 0.62: **no**", "against 0.65: **yes**"}},
-		{"one replay dipped in a window", []replayResult{mmlu(0.02, 0.63), func() replayResult { r := mmlu(0.10, 0.66); r.Met = replayOrders - 1; return r }()}, []string{"after the first 500: **no**"}},
-		{"not run", nil, []string{"at a 10 % judge not run"}},
+		{"all met", secondHalf, []replayResult{mmlu(0.02, 0.63), mmlu(0.10, 0.66)}, []string{"against 0.65: **yes**", "against 0.62: **yes**", "after the first 500: **yes**"}, nil},
+		{"2 % short", secondHalf, []replayResult{mmlu(0.02, 0.61), mmlu(0.10, 0.66)}, []string{"against 0.62: **no**", "against 0.65: **yes**"}, nil},
+		{"one replay dipped in a window", secondHalf, []replayResult{mmlu(0.02, 0.63), func() replayResult { r := mmlu(0.10, 0.66); r.Met = replayOrders - 1; return r }()}, []string{"after the first 500: **no**"}, nil},
+		{"not run", secondHalf, nil, []string{"at a 10 % judge not run"}, nil},
+		{"first halves judge nothing", firstHalf, []replayResult{mmlu(0.02, 0.63), mmlu(0.10, 0.66)}, []string{"no verdict"}, []string{"**yes**", "**no**"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := replayReport{Replays: tt.replays}.verdict()
+			got := replayReport{Half: tt.half, Replays: tt.replays}.verdict()
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("verdict lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(got, w) {
+					t.Errorf("verdict holds %q:\n%s", w, got)
 				}
 			}
 		})
