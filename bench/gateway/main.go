@@ -313,8 +313,70 @@ func run(write string, n1, n64 int, closedOnly bool) error {
 		n := float64(len(lat[pathGateway]))
 		gs.Messages, gs.RoundTrips, gs.PathTrips = counters[0]/n, counters[1]/n, counters[2]/n
 	}
+	// Streams: one at a time for the time to first token added, then
+	// streamConc at once for streams per second.
+	ttft := make([][]time.Duration, len(paths))
+	for range 5 {
+		for i, p := range paths {
+			for range 60 {
+				d, err := firstToken(client, p.stream)
+				if err != nil {
+					return fmt.Errorf("%s streaming: %w", p.t.name, err)
+				}
+				ttft[i] = append(ttft[i], d)
+			}
+		}
+	}
+	sttft := make([][]time.Duration, len(paths))
+	sdur := make([]time.Duration, len(paths))
+	sticks := make([]int64, len(paths))
+	ssplit := make([][]int64, len(paths))
+	var scount [3]float64
+	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streamConc, DisableCompression: true}}
+	for range 5 {
+		for i, p := range paths {
+			before, each := cpuOf(p.pids), ticksOf(p.pids)
+			block := func() error {
+				start := time.Now()
+				l, err := streamRun(streamClient, p.stream, streamN/5, streamConc)
+				if err != nil {
+					return fmt.Errorf("%s streaming at concurrency %d: %w", p.t.name, streamConc, err)
+				}
+				sdur[i] += time.Since(start)
+				sticks[i] += cpuOf(p.pids) - before
+				sttft[i] = append(sttft[i], l...)
+				return nil
+			}
+			if i == pathGateway {
+				err = counted(&scount, block)
+			} else {
+				err = block()
+			}
+			if err != nil {
+				return err
+			}
+			if ssplit[i] == nil {
+				ssplit[i] = make([]int64, len(p.pids))
+			}
+			for j, v := range ticksOf(p.pids) {
+				ssplit[i][j] += v - each[j]
+			}
+		}
+	}
+	for i := range paths {
+		r.TTFT = append(r.TTFT, pctl(ttft[i], 50))
+		st := streamed{Rate: float64(len(sttft[i])) / sdur[i].Seconds(), TTFT: pctl(sttft[i], 50), CPUPerStream: perRequest(sticks[i], len(sttft[i]))}
+		for _, t := range ssplit[i] {
+			st.CPUSplit = append(st.CPUSplit, perRequest(t, len(sttft[i])))
+		}
+		r.Streamed = append(r.Streamed, st)
+	}
+	r.StreamMessages = scount[0] / float64(len(sttft[pathGateway]))
+
 	if closedOnly {
 		r.renderClosed(os.Stdout)
+		r.renderStreamed(os.Stdout)
+		fmt.Printf("\nIdle, %s after the warm-up: Envoy %s; node %s.\n", idleWait, r.Idle["envoy-0"], r.Idle["node"])
 		return nil
 	}
 
@@ -346,55 +408,6 @@ func run(write string, n1, n64 int, closedOnly bool) error {
 		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l)),
 			Switches: float64(openSwitches[i]) / float64(len(l))})
 	}
-
-	// Streams: one at a time for the time to first token added, then
-	// streamConc at once for streams per second.
-	ttft := make([][]time.Duration, len(paths))
-	for range 5 {
-		for i, p := range paths {
-			for range 60 {
-				d, err := firstToken(client, p.stream)
-				if err != nil {
-					return fmt.Errorf("%s streaming: %w", p.t.name, err)
-				}
-				ttft[i] = append(ttft[i], d)
-			}
-		}
-	}
-	sttft := make([][]time.Duration, len(paths))
-	sdur := make([]time.Duration, len(paths))
-	sticks := make([]int64, len(paths))
-	var scount [3]float64
-	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streamConc, DisableCompression: true}}
-	for range 5 {
-		for i, p := range paths {
-			before := cpuOf(p.pids)
-			block := func() error {
-				start := time.Now()
-				l, err := streamRun(streamClient, p.stream, streamN/5, streamConc)
-				if err != nil {
-					return fmt.Errorf("%s streaming at concurrency %d: %w", p.t.name, streamConc, err)
-				}
-				sdur[i] += time.Since(start)
-				sticks[i] += cpuOf(p.pids) - before
-				sttft[i] = append(sttft[i], l...)
-				return nil
-			}
-			if i == pathGateway {
-				err = counted(&scount, block)
-			} else {
-				err = block()
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
-	for i := range paths {
-		r.TTFT = append(r.TTFT, pctl(ttft[i], 50))
-		r.Streamed = append(r.Streamed, streamed{Rate: float64(len(sttft[i])) / sdur[i].Seconds(), TTFT: pctl(sttft[i], 50), CPUPerStream: perRequest(sticks[i], len(sttft[i]))})
-	}
-	r.StreamMessages = scount[0] / float64(len(sttft[pathGateway]))
 	if r.Decide, err = decisionTime(); err != nil {
 		return err
 	}

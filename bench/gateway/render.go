@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,8 @@ type streamed struct {
 	Rate         float64 // streams a second
 	TTFT         time.Duration
 	CPUPerStream time.Duration
+	// CPUSplit is CPUPerStream by process, as stats.CPUSplit.
+	CPUSplit []time.Duration
 }
 
 var pathNames = []string{"direct to the simulator", "bare Envoy hop (router only)", "Switchyard gateway", "Envoy AI Gateway v1.1 (anchor)"}
@@ -114,15 +117,7 @@ func (r result) render(w io.Writer) {
 		}
 		p("| %s | %d | %s | %s | %s | %d%s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu, switches)
 	}
-	p("\nStreamed: %d streamed chat completions (the simulator's stream, about ten events) at concurrency %d, in blocks; time to the first content event, p50.\n\n", streamN, streamConc)
-	p("| Path | Streams / s | Time to first token | CPU per stream |\n|---|---|---|---|\n")
-	for i, st := range r.Streamed {
-		cpu := "—"
-		if i > pathDirect {
-			cpu = us(st.CPUPerStream)
-		}
-		p("| %s | %.0f | %s | %s |\n", pathNames[i], st.Rate, ms(st.TTFT), cpu)
-	}
+	r.renderStreamed(w)
 	p("\nMany open streams: %d clients each streaming one answer after another for %s (events %s apart, 16 words: about 5 s a stream), each gateway in turn on its core, its bound on requests in flight raised above %d. Memory is the resident set, idle (%s after a warm-up) and at its peak; per stream is ext_proc's growth over %d.\n\n",
 		openStreams, holdFor, time.Duration(slowStream.Delay), openStreams, idleWait, openStreams)
 	p("| Gateway | Served | Failed | Time to first token p50 / p99 | ext_proc RSS idle → peak | per open stream | Envoy RSS idle → peak |\n|---|---|---|---|---|---|---|\n")
@@ -213,22 +208,48 @@ func (r result) renderClosed(w io.Writer) {
 			p("| %d | %s | %s | %s | %.0f req/s | %s | %s | %s |\n", c.n, pathNames[i], ms(st.P50), ms(st.P99), st.Throughput, cpu, msgs, trips)
 		}
 	}
-	gw := r.C64[pathGateway]
-	for _, c := range []struct {
-		n  int
-		sp []time.Duration
-	}{{1, r.C1[pathGateway].CPUSplit}, {64, gw.CPUSplit}} {
-		if len(c.sp) == 3 {
-			p("\nThe gateway's CPU per request at concurrency %d, by process: Envoy %s, ext_proc %s, Redis %s.\n", c.n, us(c.sp[0]), us(c.sp[1]), us(c.sp[2]))
-		}
-	}
 	for _, c := range []struct {
 		n     int
 		stats []stats
 	}{{1, r.C1}, {64, r.C64}} {
-		if len(c.stats) > pathAnchor && len(c.stats[pathAnchor].CPUSplit) == 2 {
-			sp := c.stats[pathAnchor].CPUSplit
-			p("\nThe anchor's CPU per request at concurrency %d, by process: Envoy %s, extproc %s.\n", c.n, us(sp[0]), us(sp[1]))
+		for _, i := range []int{pathGateway, pathAnchor} {
+			if i < len(c.stats) {
+				if by := byProcess(i, c.stats[i].CPUSplit); by != "" {
+					p("\n%s, CPU per request at concurrency %d by process: %s.\n", pathNames[i], c.n, by)
+				}
+			}
 		}
 	}
 }
+
+// renderStreamed writes the streamed row: streams a second, time to first
+// token and CPU per stream, by process too.
+func (r result) renderStreamed(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("\nStreamed: %d streamed chat completions (the simulator's stream, about ten events) at concurrency %d, in blocks; time to the first content event, p50.\n\n", streamN, streamConc)
+	p("| Path | Streams / s | Time to first token | CPU per stream | by process |\n|---|---|---|---|---|\n")
+	for i, st := range r.Streamed {
+		cpu, by := "—", cmp.Or(byProcess(i, st.CPUSplit), "—")
+		if i > pathDirect {
+			cpu = us(st.CPUPerStream)
+		}
+		p("| %s | %.0f | %s | %s | %s |\n", pathNames[i], st.Rate, ms(st.TTFT), cpu, by)
+	}
+}
+
+// byProcess spells a CPU split of path i's processes; empty unless the
+// path has several.
+func byProcess(i int, split []time.Duration) string {
+	names := processNames[i]
+	if len(names) < 2 || len(names) != len(split) {
+		return ""
+	}
+	parts := make([]string, len(names))
+	for j, n := range names {
+		parts[j] = n + " " + us(split[j])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// processNames name each path's processes, in its pids' order.
+var processNames = [][]string{pathDirect: nil, pathBare: {"Envoy"}, pathGateway: {"Envoy", "ext_proc", "Redis"}, pathAnchor: {"Envoy", "extproc"}}
