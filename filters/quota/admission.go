@@ -341,11 +341,20 @@ func (f *Filter) admitOutage(a *admission, c *claim, err error) error {
 // requests- and tokens-per-minute windows, all in the tenant's group so one
 // call checks them together.
 func windowLines(sc []scope, tokens int64) ([]store.WindowLine, []charge, []scope) {
-	var (
-		lines  []store.WindowLine
-		kinds  []charge
-		owners []scope
-	)
+	n := 0
+	for _, s := range sc {
+		if s.rate.RequestsPerMinute > 0 {
+			n++
+		}
+		if s.rate.TokensPerMinute > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil, nil
+	}
+	// Sized once: every request of a limited tenant builds these.
+	lines, kinds, owners := make([]store.WindowLine, 0, n), make([]charge, 0, n), make([]scope, 0, n)
 	for _, s := range sc {
 		if n := s.rate.RequestsPerMinute; n > 0 {
 			lines = append(lines, store.WindowLine{Name: s.windowName("rpm"), Limit: int64(n), Size: time.Minute, Amount: 1})
