@@ -1,6 +1,8 @@
 package filters
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"sync"
@@ -95,6 +97,11 @@ type Exchange struct {
 	// clientBody is the body as the client sent it, once a step replaced
 	// Body.
 	clientBody []byte
+	// released is set once the request's bodies were let go
+	// ([Exchange.ReleaseRequest]), and clientSum is then what is kept of
+	// the client's: its SHA-256, hex.
+	released  bool
+	clientSum string
 
 	reqSet, respSet       []Header
 	reqRemove, respRemove []string
@@ -123,12 +130,70 @@ func (x *Exchange) ReplaceBody(b []byte) {
 }
 
 // ClientBody is the request body as the client sent it, whatever a step
-// rewrote: what the audit trail hashes.
+// rewrote; nil once released ([Exchange.ReleaseRequest]).
 func (x *Exchange) ClientBody() []byte {
 	if x.clientBody != nil {
 		return x.clientBody
 	}
 	return x.Body
+}
+
+// ClientBodySHA256 is the SHA-256 (hex) of the body as the client sent
+// it, what the audit trail keeps of it; "" for an empty body.
+func (x *Exchange) ClientBodySHA256() string {
+	if x.released {
+		return x.clientSum
+	}
+	b := x.ClientBody()
+	if len(b) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ReleaseRequest lets go of the request's body, the client's and the one
+// rewritten for providers, once the answer streams: the request's stream
+// calls it when the response headers of a streamed answer arrive. A
+// stream lasts seconds to minutes, and a body (100 KB from a coding
+// agent) would otherwise stay for all of it, next to its parsed form.
+//
+// It is safe because the body is read only to translate an attempt, and
+// no attempt can follow: Envoy decides retries and hedges before a
+// response's headers reach the router-level filter, and the headers of a
+// streamed answer come from a provider, so none of its attempts is left
+// to make. What is read later stays: the parsed request (Chat, read for
+// the estimate of a stream cut short, a judge's sampling, a captured
+// prompt) and the client's body's hash (the audit trail's).
+//
+// An attempt still being translated (a hedge's loser, which Envoy is
+// cancelling) may be reading the body: then it is kept, and this reports
+// false. Once released, the body is nil and [Exchange.RequestReleased]
+// says so, for any attempt that would still come to be translated.
+func (x *Exchange) ReleaseRequest() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.released {
+		return true
+	}
+	for _, a := range x.attempts {
+		// Sent or settled under the attempt's lock, which orders the
+		// attempt's own reads of the body before this.
+		if a.SentAt().IsZero() && !a.Outcome().Done {
+			return false
+		}
+	}
+	x.clientSum = x.ClientBodySHA256()
+	x.Body, x.clientBody, x.released = nil, nil, true
+	return true
+}
+
+// RequestReleased reports whether the request's body was let go
+// ([Exchange.ReleaseRequest]): an attempt cannot be translated any more.
+func (x *Exchange) RequestReleased() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.released
 }
 
 // Caller identifies the authenticated client.
@@ -193,7 +258,8 @@ type Attempt struct {
 	// time the request spent in the gateway is never counted against it.
 	Sent       time.Time
 	Translator translator.Translator
-	// Upstream is the translated request for this attempt.
+	// Upstream is the translated request for this attempt; its body is
+	// let go once sent ([Attempt.MarkSent]).
 	Upstream translator.Upstream
 
 	// The attempt's own stream records the outcome while the request's
@@ -203,14 +269,18 @@ type Attempt struct {
 }
 
 // MarkSent records when ext_proc handed the attempt's translated request
-// to Envoy (the first time only). The request's stream marks it while the
-// access-log stream may read it (SentAt), hence the attempt's lock.
+// to Envoy (the first time only), and lets go of the translated body:
+// Envoy holds it now, nothing reads it again (a retry is translated
+// afresh from the client's request), and an answer may take minutes. The
+// request's stream marks it while the access-log stream may read it
+// (SentAt), hence the attempt's lock.
 func (a *Attempt) MarkSent(at time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.Sent.IsZero() {
 		a.Sent = at
 	}
+	a.Upstream.Body = nil
 }
 
 // SentAt is [Attempt.Sent], read under the attempt's lock.

@@ -11,7 +11,10 @@ import (
 // refused at the door (503 with retry-after, in microseconds) instead of
 // queueing until memory runs out. Together they bound ext_proc's memory:
 // the bodies in flight are held in about four copies (the gRPC message,
-// the exchange, the parsed request, an attempt's translation), and each
+// the exchange, the parsed request, an attempt's translation) while a
+// request is translated, one fewer once it is sent, and only the parsed
+// one once its answer streams ([filters.Exchange.ReleaseRequest]; the
+// bound still counts the body until the request ends), and each
 // exchange costs some tens of KB besides; see docs/RELIABILITY.md.
 type Admission struct {
 	// MaxInFlight is the most requests in flight; 0 means no bound.

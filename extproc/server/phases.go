@@ -242,6 +242,9 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		lv.streaming = true
 		remove = append(remove, "content-length")
 		resp.ModeOverride = contract.StreamedResponseMode()
+		// No attempt can follow a provider's stream: its request's body
+		// is of no more use for as long as it streams.
+		x.ReleaseRequest()
 	}
 	c.HeaderMutation = mutation(set, remove)
 	return resp
@@ -341,6 +344,15 @@ func (s *Server) attempt(ctx context.Context, h *extprocv3.HttpHeaders, attrs ma
 			// The gateway's own refusal is no provider's outcome.
 			a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
 		}
+		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil
+	}
+	if x.RequestReleased() {
+		// Checked once the attempt is on the exchange's list, which keeps
+		// the body from being let go while it is translated. Envoy makes
+		// no attempt once an answer streams; one that came all the same
+		// cannot be translated, and is never sent.
+		s.log.LogAttrs(ctx, slog.LevelError, "attempt after the answer streamed; refusing to forward it", slog.String("request_id", id), slog.Int("attempt", a.N))
+		a.Finish(filters.Outcome{Status: http.StatusInternalServerError})
 		return errorResponse(id, filters.AsError(errUntranslated, id), x), nil
 	}
 	up, err := s.translated(ctx, lv, a, hdrs)

@@ -1,8 +1,6 @@
 package usage
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	"github.com/switchyard/switchyard/audit"
@@ -29,10 +27,7 @@ func auditEvent(x *filters.Exchange, r *ledger.Record) *audit.Request {
 	if x.Redaction != nil {
 		e.Redacted = x.Redaction.Masker.Counts()
 	}
-	if body := x.ClientBody(); len(body) > 0 {
-		sum := sha256.Sum256(body)
-		e.PromptSHA256 = hex.EncodeToString(sum[:])
-	}
+	e.PromptSHA256 = x.ClientBodySHA256()
 	if x.Caller.Tenant != nil && x.Caller.Tenant.CapturePrompts {
 		e.Prompt = capturedPrompt(x)
 	}

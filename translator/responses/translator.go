@@ -18,7 +18,9 @@ import (
 type Translator struct {
 	chat translator.Translator
 	t    translator.Target
-	// req is the client's request, whose settings the response repeats.
+	// req is the client's request without its input: the response
+	// repeats its settings, and the input, most of a request, is in the
+	// canonical chat request already.
 	req *responsesapi.Request
 	// names maps the chat function names of calls back to the functions
 	// of the client's namespace tools.
@@ -56,6 +58,7 @@ func (tr *Translator) Request(req *openaiapi.ChatRequest, raw []byte) (translato
 	if e := checkItems(r, tr.t.Provider.Name); e != nil {
 		return translator.Upstream{}, e
 	}
+	r.Input = responsesapi.Input{}
 	tr.req, tr.names = r, namesOf(r.Tools)
 	body, err := json.Marshal(req)
 	if err != nil {
