@@ -31,11 +31,15 @@ type instructionCase struct {
 	path  string // instead of the chat completions route
 	// plain counts the bare Envoy hop of `make bench` instead.
 	plain bool
+	// stream asks for the answer streamed (streamBody).
+	stream bool
 }
 
 var instructionCases = []instructionCase{
 	{name: "bare Envoy hop (router only), the same request", plain: true},
 	{name: "chat completion served (OpenAI, non-streamed)"},
+	{name: "bare Envoy hop, the same request streamed", plain: true, stream: true},
+	{name: "chat completion streamed (OpenAI, about ten events)", stream: true},
 	{name: "refused at the bound on requests in flight (503)", bound: true},
 	{name: "no route (404): the least a local reply costs", path: "/no-such-route"},
 }
@@ -84,6 +88,9 @@ func instructionsOf(c instructionCase, gw string, n int) (int64, error) {
 	}
 	defer s.Close()
 	t := gatewayTarget(s)
+	if c.stream {
+		t.body = streamBody
+	}
 	pid := s.PID("envoy-0")
 	switch {
 	case c.plain:

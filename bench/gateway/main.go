@@ -154,6 +154,9 @@ type path struct {
 	pids      []int
 }
 
+// streamBody is the streamed chat completion of the streamed rows.
+var streamBody = []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello there, tell me something"}]}`)
+
 // Measurement sizes beyond n1 and n64.
 const (
 	// openLoopShare is the open-loop row's rate as a share of the
@@ -203,7 +206,7 @@ func run(write string, n1, n64 int, closedOnly bool) error {
 	stops = append(stops, plain.stop)
 
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
-	stream := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello there, tell me something"}]}`)
+	stream := streamBody
 	direct := "http://" + s.Sim.Addr("openai") + "/v1/chat/completions"
 	gw := s.URL + "/v1/chat/completions"
 	paths := []path{
