@@ -23,6 +23,9 @@ const maxStackBytes = 8 << 10
 func (s *Server) recovered(ctx context.Context, stream extprocv3.ExternalProcessor_ProcessServer, p any, kind, id string) *openaiapi.Error {
 	s.metrics.panics.WithLabelValues(kind).Inc()
 	stack := debug.Stack()
+	if pp, ok := p.(phasePanic); ok {
+		p, stack = pp.value, pp.stack
+	}
 	if len(stack) > maxStackBytes {
 		stack = stack[:maxStackBytes]
 	}

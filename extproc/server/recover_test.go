@@ -123,6 +123,11 @@ func TestPanicCostsOneRequest(t *testing.T) {
 			t.Errorf("no panic line for %s in the log:\n%s", id, logs.String())
 		}
 	}
+	// The stack logged is the one where the filter panicked, also when
+	// the phase ran off the stream's goroutine.
+	if !strings.Contains(logs.String(), "boom.RequestBody") {
+		t.Errorf("the panic's stack does not name the filter that panicked:\n%s", logs.String())
+	}
 	if got := panics(t, reg); got != 2 {
 		t.Errorf("switchyard_extproc_panics_total = %v, want 2", got)
 	}

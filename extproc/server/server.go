@@ -46,6 +46,9 @@ type Server struct {
 	adm       admission
 	// legClient makes a hybrid request's calls (hybrid.go).
 	legClient *http.Client
+	// phases runs the chain's phases off the streams' goroutines
+	// (phases_pool.go).
+	phases *phasePool
 }
 
 // SetAdmission sets the server's bounds; call it before serving.
@@ -55,7 +58,7 @@ func (s *Server) SetAdmission(a Admission) { s.adm.limits = a }
 // request, so a reload applies to the next request and never to one in
 // flight.
 func New(rt func() *Runtime, log *slog.Logger) *Server {
-	return &Server{runtime: rt, log: log, now: time.Now, metrics: newPhaseMetrics(), legClient: newLegClient()}
+	return &Server{runtime: rt, log: log, now: time.Now, metrics: newPhaseMetrics(), legClient: newLegClient(), phases: newPhasePool()}
 }
 
 // live is an exchange in flight with the chain it runs.
@@ -121,24 +124,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		if lv == nil {
 			return
 		}
-		cause := lv.cause
-		end := s.now()
-		dctx := context.WithoutCancel(ctx)
-		if !lv.complete && cause == nil {
-			cause = s.unfinished(dctx, lv)
-		}
-		// An attempt whose outcome never came ended with no answer for the
-		// client and no failure Envoy logged: the client left, or the
-		// gateway gave up. Not its provider's doing.
-		for _, a := range s.awaitOutcomes(lv.x, outcomeWait) {
-			s.settle(dctx, lv, a, filters.Outcome{Failure: noResponse, Cause: filters.CauseExcused, Latency: s.now().Sub(a.Started)})
-		}
-		lv.tracer.Decide(lv.x, cause, end)
-		lv.chain.Done(dctx, lv.x, cause)
-		s.exchanges.CompareAndDelete(lv.x.ID, lv)
-		// Once no log entry can reach the exchange, its spans are built
-		// from it on another goroutine.
-		lv.tracer.Export(lv.x, cause, end)
+		s.phases.run(func() { s.done(ctx, lv) })
 	}()
 	// Runs before the deferred Done above, so Done sees the 500.
 	defer func() {
@@ -176,7 +162,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				break
 			}
 			admitted = true
-			lv, resp = s.requestHeaders(ctx, v.RequestHeaders)
+			s.phases.run(func() { lv, resp = s.requestHeaders(ctx, v.RequestHeaders) })
 			if lv != nil {
 				lv.extend = func(d time.Duration) {
 					_ = stream.Send(&extprocv3.ProcessingResponse{OverrideMessageTimeout: durationpb.New(d)})
@@ -195,7 +181,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				break
 			}
 			held += n
-			resp = s.requestBody(ctx, lv, v.RequestBody.GetBody())
+			s.phases.run(func() { resp = s.requestBody(ctx, lv, v.RequestBody.GetBody()) })
 		case *extprocv3.ProcessingRequest_ResponseHeaders:
 			if lv == nil {
 				// A reply made before ext_proc saw the request (Envoy's local
@@ -203,13 +189,13 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 				resp = respHeadersResponse(&extprocv3.CommonResponse{})
 				break
 			}
-			resp = s.responseHeaders(ctx, lv, v.ResponseHeaders)
+			s.phases.run(func() { resp = s.responseHeaders(ctx, lv, v.ResponseHeaders) })
 		case *extprocv3.ProcessingRequest_ResponseBody:
 			if lv == nil {
 				resp = respBodyResponse(&extprocv3.CommonResponse{})
 				break
 			}
-			resp = s.responseBody(ctx, lv, v.ResponseBody)
+			s.phases.run(func() { resp = s.responseBody(ctx, lv, v.ResponseBody) })
 		case *extprocv3.ProcessingRequest_RequestTrailers:
 			resp = &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_RequestTrailers{RequestTrailers: &extprocv3.TrailersResponse{}}}
 		case *extprocv3.ProcessingRequest_ResponseTrailers:
@@ -242,6 +228,29 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			return nil
 		}
 	}
+}
+
+// done ends an exchange: its outcome settled, its usage recorded, its
+// spans exported.
+func (s *Server) done(ctx context.Context, lv *live) {
+	cause := lv.cause
+	end := s.now()
+	dctx := context.WithoutCancel(ctx)
+	if !lv.complete && cause == nil {
+		cause = s.unfinished(dctx, lv)
+	}
+	// An attempt whose outcome never came ended with no answer for the
+	// client and no failure Envoy logged: the client left, or the
+	// gateway gave up. Not its provider's doing.
+	for _, a := range s.awaitOutcomes(lv.x, outcomeWait) {
+		s.settle(dctx, lv, a, filters.Outcome{Failure: noResponse, Cause: filters.CauseExcused, Latency: s.now().Sub(a.Started)})
+	}
+	lv.tracer.Decide(lv.x, cause, end)
+	lv.chain.Done(dctx, lv.x, cause)
+	s.exchanges.CompareAndDelete(lv.x.ID, lv)
+	// Once no log entry can reach the exchange, its spans are built
+	// from it on another goroutine.
+	lv.tracer.Export(lv.x, cause, end)
 }
 
 // recv returns Envoy's next message, or nil once the stream is over: with
