@@ -1,8 +1,10 @@
 package extprocapp
 
 import (
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 )
 
 // vtMarshaler is what the vtprotobuf code go-control-plane ships (behind
@@ -17,7 +19,8 @@ type vtMarshaler interface {
 // vtCodec is gRPC's proto codec, marshalling with [vtMarshaler] where a
 // message has it (the ext_proc replies, when built with the tag) and with
 // the default codec otherwise. go-control-plane generates no vtprotobuf
-// unmarshaller, so reading stays the default codec's.
+// unmarshaller: Envoy's messages are read by [decodeProcessingRequest],
+// anything else by the default codec.
 type vtCodec struct{ encoding.CodecV2 }
 
 func newVTCodec() vtCodec { return vtCodec{encoding.GetCodecV2("proto")} }
@@ -44,4 +47,20 @@ func (c vtCodec) Marshal(v any) (mem.BufferSlice, error) {
 		return nil, err
 	}
 	return mem.BufferSlice{mem.NewBuffer(buf, pool)}, nil
+}
+
+// Unmarshal implements [encoding.CodecV2]. gRPC recycles data's buffers
+// once this returns, so the default codec reads from a pooled copy and
+// copies every bytes field out of it again; a copy of our own instead
+// lets the bodies and raw header values alias it.
+func (c vtCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(*extprocv3.ProcessingRequest)
+	if !ok {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	b := data.Materialize()
+	if decodeProcessingRequest(b, m) {
+		return nil
+	}
+	return proto.Unmarshal(b, m)
 }
