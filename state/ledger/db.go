@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -173,6 +174,10 @@ func (db *DB) Insert(ctx context.Context, records []Record) (n int, err error) {
 			return 0, err
 		}
 		n += int(k)
+		// An embedded database inserts on this goroutine, a millisecond or
+		// so a statement: let the requests waiting for the processor run
+		// between statements rather than behind a whole batch.
+		runtime.Gosched()
 	}
 	if err := db.writeTags(ctx, tx, tagged); err != nil {
 		return 0, err
