@@ -33,6 +33,7 @@ import (
 	"github.com/switchyard/switchyard/state/calibration"
 	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/ledger/report"
+	"github.com/switchyard/switchyard/state/probe"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -52,6 +53,8 @@ type Filter struct {
 	now      func() time.Time
 	// tracing is the policy's, for the link from a request to its trace.
 	tracing *policy.Tracing
+	// probes reads the capability probes' verdicts; nil when none run.
+	probes func() []probe.Record
 }
 
 // New builds the console filter; it takes no arguments.
@@ -59,13 +62,17 @@ func New(ref policy.FilterRef, deps filters.Deps) (filters.Filter, error) {
 	if err := filterspec.NoArgs(ref); err != nil {
 		return nil, err
 	}
-	return &Filter{
+	f := &Filter{
 		store: deps.Store, health: deps.Health, cal: deps.Calibration,
 		usage: report.Source{Writer: deps.Ledger, Ledger: deps.Usage},
 		trail: deps.Audit, loads: deps.Loads, log: deps.Log(),
 		sessions: process, gate: manage.NewGate(time.Now), now: time.Now,
 		tracing: deps.Policy.Gateway.Tracing,
-	}, nil
+	}
+	if deps.Probes != nil {
+		f.probes = deps.Probes.Snapshot
+	}
+	return f, nil
 }
 
 // Name implements [filters.Filter].

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchyard/switchyard/state/ledger"
+	"github.com/switchyard/switchyard/state/probe"
 	"github.com/switchyard/switchyard/state/store"
 )
 
@@ -257,5 +258,41 @@ func TestMoney(t *testing.T) {
 		if got := money(micros); got != want {
 			t.Errorf("money(%d) = %q, want %q", micros, got, want)
 		}
+	}
+}
+
+// TestProviderProbes: each provider's card shows what the capability
+// probes found of its models, failing ones marked, and a provider
+// without probes shows none.
+func TestProviderProbes(t *testing.T) {
+	r := newRig(t)
+	cookie, _ := r.signIn()
+	at := r.now.Add(-time.Minute)
+	r.f.probes = func() []probe.Record {
+		return []probe.Record{{Provider: "openai", Ran: at, Day: "2026-12-05", SpentMicros: 420, CapMicros: 10_000, Models: []probe.ModelResults{{
+			Model: "small",
+			Capabilities: []probe.Result{
+				{Capability: "tools", Verdict: probe.Failing, Since: at, Last: "failed", Detail: "status 400: does not support tools", At: at},
+				{Capability: "vision", Verdict: probe.Passing, Since: at, Last: "passed", At: at},
+			},
+		}}}}
+	}
+	a := r.do("GET", "/console/providers", withCookie(cookie), "")
+	if a.status != 200 {
+		t.Fatalf("%d:\n%s", a.status, a.body)
+	}
+	openai, anthropic, _ := strings.Cut(a.body[strings.Index(a.body, `id="provider-openai"`):], `id="provider-anthropic"`)
+	for _, want := range []string{
+		`data-model="small" data-capability="tools" data-verdict="failing"`,
+		`data-model="small" data-capability="vision" data-verdict="passing"`,
+		"status 400: does not support tools",
+		"$0.000420 of $0.010000 spent on 2026-12-05",
+	} {
+		if !strings.Contains(openai, want) {
+			t.Errorf("openai's card lacks %q:\n%s", want, openai)
+		}
+	}
+	if strings.Contains(anthropic, `class="probes"`) {
+		t.Errorf("anthropic's card shows probes it does not have:\n%s", anthropic)
 	}
 }
