@@ -169,30 +169,9 @@ func decodeProtocolConfig(b []byte, c *extprocv3.ProtocolConfiguration) bool {
 // decodeAttribute reads one entry of the attributes map: Envoy sends one
 // per filter name, a Struct of the attributes the filter asked for.
 func decodeAttribute(b []byte, m *extprocv3.ProcessingRequest) bool {
-	var key string
-	var s *structpb.Struct
-	f := fields{b: b}
-	for f.next() {
-		ok := f.typ == protowire.BytesType
-		switch {
-		case !ok:
-		case f.num == 1:
-			key, ok = ownedString(f.v())
-		case f.num == 2 && s == nil:
-			s = &structpb.Struct{}
-			ok = decodeStruct(f.v(), s)
-		default:
-			ok = false
-		}
-		if !ok {
-			return false
-		}
-	}
-	if f.bad {
+	key, s, ok := decodeMapEntry(b, decodeStruct)
+	if !ok {
 		return false
-	}
-	if s == nil {
-		s = &structpb.Struct{} // as proto does for an entry without a value
 	}
 	if m.Attributes == nil {
 		m.Attributes = make(map[string]*structpb.Struct, 1)
@@ -207,30 +186,9 @@ func decodeStruct(b []byte, s *structpb.Struct) bool {
 		if f.num != 1 || f.typ != protowire.BytesType {
 			return false
 		}
-		var key string
-		var val *structpb.Value
-		g := fields{b: f.v()}
-		for g.next() {
-			ok := g.typ == protowire.BytesType
-			switch {
-			case !ok:
-			case g.num == 1:
-				key, ok = ownedString(g.v())
-			case g.num == 2 && val == nil:
-				val = &structpb.Value{}
-				ok = decodeScalarValue(g.v(), val)
-			default:
-				ok = false
-			}
-			if !ok {
-				return false
-			}
-		}
-		if g.bad {
+		key, val, ok := decodeMapEntry(f.v(), decodeScalarValue)
+		if !ok {
 			return false
-		}
-		if val == nil {
-			val = &structpb.Value{}
 		}
 		if s.Fields == nil {
 			s.Fields = make(map[string]*structpb.Value)
@@ -238,6 +196,38 @@ func decodeStruct(b []byte, s *structpb.Struct) bool {
 		s.Fields[key] = val
 	}
 	return !f.bad
+}
+
+// decodeMapEntry reads a map entry: its string key (field 1) and its
+// message value (field 2) read by value, empty when absent, as proto has
+// an entry without a value.
+func decodeMapEntry[V any](b []byte, value func([]byte, *V) bool) (string, *V, bool) {
+	var key string
+	var v *V
+	f := fields{b: b}
+	for f.next() {
+		ok := f.typ == protowire.BytesType
+		switch {
+		case !ok:
+		case f.num == 1:
+			key, ok = ownedString(f.v())
+		case f.num == 2 && v == nil:
+			v = new(V)
+			ok = value(f.v(), v)
+		default:
+			ok = false
+		}
+		if !ok {
+			return "", nil, false
+		}
+	}
+	if f.bad {
+		return "", nil, false
+	}
+	if v == nil {
+		v = new(V)
+	}
+	return key, v, true
 }
 
 // decodeScalarValue reads a google.protobuf.Value holding null, a number,

@@ -341,19 +341,10 @@ func (f *Filter) admitOutage(a *admission, c *claim, err error) error {
 // requests- and tokens-per-minute windows, all in the tenant's group so one
 // call checks them together.
 func windowLines(sc []scope, tokens int64) ([]store.WindowLine, []charge, []scope) {
-	n := 0
-	for _, s := range sc {
-		if s.rate.RequestsPerMinute > 0 {
-			n++
-		}
-		if s.rate.TokensPerMinute > 0 {
-			n++
-		}
-	}
+	n := lineCount(sc, func(s scope) (int64, int64) { return int64(s.rate.RequestsPerMinute), int64(s.rate.TokensPerMinute) })
 	if n == 0 {
 		return nil, nil, nil
 	}
-	// Sized once: every request of a limited tenant builds these.
 	lines, kinds, owners := make([]store.WindowLine, 0, n), make([]charge, 0, n), make([]scope, 0, n)
 	for _, s := range sc {
 		if n := s.rate.RequestsPerMinute; n > 0 {
@@ -366,6 +357,23 @@ func windowLines(sc []scope, tokens int64) ([]store.WindowLine, []charge, []scop
 		}
 	}
 	return lines, kinds, owners
+}
+
+// lineCount is how many lines the scopes make, one for each of a scope's
+// two limits that is set: every request of a limited tenant builds its
+// lines, into slices sized once.
+func lineCount(sc []scope, limits func(scope) (int64, int64)) int {
+	n := 0
+	for _, s := range sc {
+		a, b := limits(s)
+		if a > 0 {
+			n++
+		}
+		if b > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // tenantGroup holds all of a tenant's windows. It is the tenant's scope

@@ -145,16 +145,7 @@ func (d demand) fitting(plan []filters.Target, limit int64, inOrder bool) []filt
 
 // budgetLines are the budget lines of every scope of the caller.
 func budgetLines(sc []scope) ([]store.BudgetLine, []scope, bool) {
-	n := 0
-	for _, s := range sc {
-		if s.budget.DailyMicros > 0 {
-			n++
-		}
-		if s.budget.MonthlyMicros > 0 {
-			n++
-		}
-	}
-	// Sized once: every request of a budgeted tenant builds these.
+	n := lineCount(sc, func(s scope) (int64, int64) { return s.budget.DailyMicros, s.budget.MonthlyMicros })
 	open, lines, owners := true, make([]store.BudgetLine, 0, n), make([]scope, 0, n)
 	for _, s := range sc {
 		if s.budget.DailyMicros > 0 {
