@@ -160,23 +160,8 @@ func (e *editor) object(depth int) error {
 			return ErrSyntax
 		}
 		e.i = e.space(e.i + 1)
-		e.path = append(e.path, key)
-		if err := e.value(depth + 1); err != nil {
+		if done, err := e.element(depth, key, '}'); err != nil || done {
 			return err
-		}
-		e.path = e.path[:len(e.path)-1]
-		e.i = e.space(e.i)
-		if e.i >= len(e.doc) {
-			return ErrSyntax
-		}
-		switch e.doc[e.i] {
-		case ',':
-			e.i = e.space(e.i + 1)
-		case '}':
-			e.i++
-			return nil
-		default:
-			return ErrSyntax
 		}
 	}
 }
@@ -188,25 +173,34 @@ func (e *editor) array(depth int) error {
 		return nil
 	}
 	for n := 0; ; n++ {
-		e.path = append(e.path, strconv.Itoa(n))
-		if err := e.value(depth + 1); err != nil {
+		if done, err := e.element(depth, strconv.Itoa(n), ']'); err != nil || done {
 			return err
 		}
-		e.path = e.path[:len(e.path)-1]
-		e.i = e.space(e.i)
-		if e.i >= len(e.doc) {
-			return ErrSyntax
-		}
-		switch e.doc[e.i] {
-		case ',':
-			e.i = e.space(e.i + 1)
-		case ']':
-			e.i++
-			return nil
-		default:
-			return ErrSyntax
-		}
 	}
+}
+
+// element reads the value of an object's member or an array's element,
+// named seg in the path, and the comma or the closing delimiter after
+// it; done is true at the close.
+func (e *editor) element(depth int, seg string, close byte) (done bool, err error) {
+	e.path = append(e.path, seg)
+	if err := e.value(depth + 1); err != nil {
+		return false, err
+	}
+	e.path = e.path[:len(e.path)-1]
+	e.i = e.space(e.i)
+	if e.i >= len(e.doc) {
+		return false, ErrSyntax
+	}
+	switch e.doc[e.i] {
+	case ',':
+		e.i = e.space(e.i + 1)
+		return false, nil
+	case close:
+		e.i++
+		return true, nil
+	}
+	return false, ErrSyntax
 }
 
 // str reads the string at e.i and returns its text.
