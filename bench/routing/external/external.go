@@ -110,18 +110,9 @@ func readRouterBench(dir, rel string) ([]routellm.Item, error) {
 		return nil, err
 	}
 	r := csv.NewReader(strings.NewReader(string(b)))
-	header, err := r.Read()
+	col, _, err := routellm.Columns(r, "prompt", benchStrong, benchWeak)
 	if err != nil {
-		return nil, fmt.Errorf("external: %s: header: %w", rel, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, name := range []string{"prompt", benchStrong, benchWeak} {
-		if _, ok := col[name]; !ok {
-			return nil, fmt.Errorf("external: %s: no %q column", rel, name)
-		}
+		return nil, fmt.Errorf("external: %s: %w", rel, err)
 	}
 	var items []routellm.Item
 	for row := 2; ; row++ {

@@ -261,18 +261,9 @@ func readResponses(path, group string, contaminated map[string]bool) ([]Item, er
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
-	header, err := r.Read()
+	col, width, err := Columns(r, "prompt", WeakModel, StrongModel)
 	if err != nil {
-		return nil, fmt.Errorf("routellm: %s: header: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	for _, name := range []string{"prompt", WeakModel, StrongModel} {
-		if _, ok := col[name]; !ok {
-			return nil, fmt.Errorf("routellm: %s: no %q column", path, name)
-		}
+		return nil, fmt.Errorf("routellm: %s: %w", path, err)
 	}
 	var items []Item
 	for {
@@ -283,8 +274,8 @@ func readResponses(path, group string, contaminated map[string]bool) ([]Item, er
 		if err != nil {
 			return nil, fmt.Errorf("routellm: %s: %w", path, err)
 		}
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("routellm: %s: row %d has %d fields, want %d", path, len(items)+2, len(rec), len(header))
+		if len(rec) != width {
+			return nil, fmt.Errorf("routellm: %s: row %d has %d fields, want %d", path, len(items)+2, len(rec), width)
 		}
 		it := Item{Prompt: rec[col["prompt"]], Group: group}
 		it.Contaminated = contaminated[it.Prompt]
@@ -344,4 +335,23 @@ func readJSONL(path string, each func([]byte) error) error {
 		return fmt.Errorf("routellm: %s: %w", path, err)
 	}
 	return nil
+}
+
+// Columns reads a CSV file's header and returns each column's index by
+// name and how many columns it has; it fails when one of need is missing.
+func Columns(r *csv.Reader, need ...string) (map[string]int, int, error) {
+	header, err := r.Read()
+	if err != nil {
+		return nil, 0, fmt.Errorf("header: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, name := range need {
+		if _, ok := col[name]; !ok {
+			return nil, 0, fmt.Errorf("no %q column", name)
+		}
+	}
+	return col, len(header), nil
 }
