@@ -16,8 +16,11 @@ export SWITCHYARD_ENVOY := $(ENVOY)
 export SWITCHYARD_BIN   := $(BIN)
 # vtprotobuf turns on the per-message marshallers go-control-plane ships,
 # which ext_proc's gRPC codec uses (extproc/extprocapp/codec.go); every go command
-# (build, vet, tests, fuzz, bench) builds the same code.
-export GOFLAGS          := -tags=vtprotobuf
+# (build, vet, tests, fuzz, bench) builds the same code. -trimpath keys the
+# build cache by import path, not by checkout directory: each fresh clone
+# (CI's) reuses what the last one compiled instead of adding gigabytes of
+# copies to the cache.
+export GOFLAGS          := -tags=vtprotobuf -trimpath
 
 .PHONY: all hooks deps envoy redis postgres prometheus chromium build run test test-unit test-e2e bench overload bench-instructions bench-routing \
         fmt lint fuzz fuzz-smoke golden check-config precommit clean chaos soak clients clients-install clients-capture console-screenshots
