@@ -106,8 +106,11 @@ func sqliteDB(path string, busyTimeout time.Duration) (*sql.DB, error) {
 	}
 	// synchronous=NORMAL is durable against a crash of the process, which is
 	// what the ledger must survive; it can lose the last commits to a power
-	// cut, in exchange for not syncing on every batch.
-	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_synchronous=NORMAL&_txlock=immediate",
+	// cut, in exchange for not syncing on every batch. temp_store=memory
+	// keeps each statement's journal (what undoes one multi-row insert of a
+	// batch) in memory instead of a temporary file written a page at a
+	// time: that file was over a third of an insert's CPU.
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_synchronous=NORMAL&_txlock=immediate&_pragma=temp_store%%3Dmemory",
 		path, busyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
