@@ -44,6 +44,7 @@ func main() {
 	n64 := flag.Int("n64", 10000, "requests per path at concurrency 64")
 	profile := flag.String("profile", "", "only profile ext_proc (CPU and allocations) and write the profiles into this directory")
 	profileConc := flag.Int("profile-concurrency", 64, "with -profile, the concurrency of the load profiled")
+	profileStreamed := flag.Bool("profile-streamed", false, "with -profile, the load profiled is the streamed row's (set -profile-concurrency 16 for its concurrency)")
 	heldProfile := flag.Int("profile-streams", 0, "with -profile, instead hold this many slow streams open and write ext_proc's heap and goroutines meanwhile")
 	profileRate := flag.Float64("profile-rate", 0, "with -profile, instead profile what stalls requests sent open loop at this rate (req/s): trace, mutex, block and CPU profiles, gctrace")
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
@@ -64,7 +65,7 @@ func main() {
 	case *profile != "" && *profileRate > 0:
 		err = profileTail(*profile, *profileRate, strings.Fields(*extprocArgs))
 	case *profile != "":
-		err = profileExtProc(*profile, *n64, *profileConc)
+		err = profileExtProc(*profile, *n64, *profileConc, *profileStreamed)
 	case *instructions > 0:
 		err = countInstructions(*instructions)
 	case *onlyTracing:

@@ -15,10 +15,11 @@ import (
 
 // profileExtProc runs the gateway as run does (pinned, one Envoy worker)
 // with ext_proc's profiles on, sends n chat completions at concurrency conc
-// and writes ext_proc's CPU profile of that load and its allocations
-// during it (allocs.pb.gz against allocs-base.pb.gz: go tool pprof
-// -sample_index=alloc_space -base allocs-base.pb.gz allocs.pb.gz).
-func profileExtProc(dir string, n, conc int) error {
+// (streamed ones, the streamed row's, when streamed) and writes ext_proc's
+// CPU profile of that load and its allocations during it (allocs.pb.gz
+// against allocs-base.pb.gz: go tool pprof -sample_index=alloc_space -base
+// allocs-base.pb.gz allocs.pb.gz).
+func profileExtProc(dir string, n, conc int, streamed bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -37,7 +38,18 @@ func profileExtProc(dir string, n, conc int) error {
 	body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`)
 	t := target{name: "gateway", url: s.URL + "/v1/chat/completions", body: body, auth: "Bearer sk-local-demo"}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
-	if _, err := measure(client, t, 500, 8); err != nil {
+	load := func(n, conc int) error {
+		_, err := measure(client, t, n, conc)
+		return err
+	}
+	if streamed {
+		t.body = streamBody
+		load = func(n, conc int) error {
+			_, err := streamRun(client, t, n, conc)
+			return err
+		}
+	}
+	if err := load(500, 8); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	pprof := s.Replicas[0].ExtProcMetrics + "/debug/pprof/"
@@ -51,7 +63,7 @@ func profileExtProc(dir string, n, conc int) error {
 	go func() { cpu <- save(pprof+"profile?seconds=20", filepath.Join(dir, "cpu.pb.gz")) }()
 	var sent int
 	for time.Since(start) < 19*time.Second && sent < n {
-		if _, err := measure(client, t, 10*conc, conc); err != nil {
+		if err := load(10*conc, conc); err != nil {
 			return err
 		}
 		sent += 10 * conc
