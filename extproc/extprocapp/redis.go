@@ -27,6 +27,9 @@ const (
 	passwordEnv = "SWITCHYARD_REDIS_PASSWORD"
 )
 
+// redisBuffer is each way's buffer of a connection to Redis.
+const redisBuffer = 8 << 10
+
 // options returns the client options, or nil when no Redis is configured.
 func (r redisConfig) options() (*redis.UniversalOptions, error) {
 	if strings.TrimSpace(r.addrs) == "" {
@@ -53,6 +56,15 @@ func (r redisConfig) options() (*redis.UniversalOptions, error) {
 		DialTimeout:           time.Second,
 		ReadTimeout:           time.Second,
 		WriteTimeout:          time.Second,
+		// The gateway's commands and replies are small (counters, leases,
+		// scripts' arguments); go-redis's buffers of 32 KiB a connection,
+		// 128 KiB each way on a pipeline's, are held for as long as the
+		// pool keeps a connection. Larger values (a cached answer) are read
+		// in more turns of the buffer, not refused.
+		ReadBufferSize:          redisBuffer,
+		WriteBufferSize:         redisBuffer,
+		PipelineReadBufferSize:  redisBuffer,
+		PipelineWriteBufferSize: redisBuffer,
 	}
 	for _, a := range strings.Split(r.addrs, ",") {
 		if a = strings.TrimSpace(a); a != "" {
