@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ func main() {
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
-	extprocArgs := flag.String("extproc-args", "", "with -overload, -profile-rate or -profile-streams, flags added to ext_proc's command line (say -max-inflight 128)")
+	extprocArgs := flag.String("extproc-args", "", "flags added to ext_proc's command line (say -max-inflight 128): with -overload, -profile-rate, -profile-streams or -closed")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	closedOnly := flag.Bool("closed", false, "only the closed-loop rows (concurrency 1 and 64, each path's CPU by process), printed: a quick side-by-side check of a change")
 	flag.Parse()
@@ -73,7 +74,11 @@ func main() {
 	case *overload > 0:
 		err = runOverload(*write, *overload, *timeout, strings.Fields(*extprocArgs))
 	default:
-		err = run(*write, *n1, *n64, *closedOnly)
+		if *write != "" && *extprocArgs != "" {
+			err = errors.New("-extproc-args measures a variant: it does not write docs/BENCHMARKS.md")
+			break
+		}
+		err = run(*write, *n1, *n64, *closedOnly, strings.Fields(*extprocArgs))
 	}
 	_ = os.RemoveAll(stacksDir)
 	if err != nil {
@@ -172,7 +177,7 @@ const (
 	holdFor     = 20 * time.Second
 )
 
-func run(write string, n1, n64 int, closedOnly bool) error {
+func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
 	if err != nil {
@@ -180,7 +185,7 @@ func run(write string, n1, n64 int, closedOnly bool) error {
 	}
 	// The gateway as make run starts it: the control plane and ext_proc
 	// in one process (cmd/node).
-	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true})
+	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs})
 	if err != nil {
 		return err
 	}

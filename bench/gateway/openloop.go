@@ -233,13 +233,13 @@ func holdAll(ctx context.Context, pin pinning, envoy, anchorBin string) ([]heldS
 // bound on requests in flight raised above openStreams (configs/local's is
 // set for a simulator that answers at once), warms it up, and makes its
 // simulated openai stream slowly; it returns the slow streamed request.
-func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string) (*stack.Stack, target, error) {
+func slowStreamStack(ctx context.Context, pin pinning, extprocArgs []string, env ...string) (*stack.Stack, target, error) {
 	gw, err := os.ReadFile(filepath.Join(mustRoot(), "configs", "local", "gateway.yaml"))
 	if err != nil {
 		return nil, target{}, err
 	}
 	raised := inFlightBound.ReplaceAllString(string(gw), fmt.Sprintf("max_requests_in_flight: %d}", 4*openStreams))
-	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Overlay: map[string]string{"gateway.yaml": raised}})
+	s, err := startStack(ctx, stack.Options{CPUs: pin.paths, Node: true, ExtProcArgs: extprocArgs, Env: env, Overlay: map[string]string{"gateway.yaml": raised}})
 	if err != nil {
 		return nil, target{}, err
 	}

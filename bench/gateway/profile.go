@@ -161,11 +161,7 @@ func profileTail(dir string, rate float64, extprocArgs []string) error {
 	if err := save(s.Replicas[0].EnvoyAdmin+"/stats", filepath.Join(dir, "envoy-stats-after.txt")); err != nil {
 		return err
 	}
-	log, err := os.ReadFile(filepath.Join(s.Dir, "node.log"))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "node.log"), log, 0o644); err != nil {
+	if err := keepNodeLog(s, dir); err != nil {
 		return err
 	}
 	slow := 0
@@ -191,7 +187,7 @@ func profileStreams(dir string, open int, extprocArgs []string) error {
 	if err != nil {
 		return err
 	}
-	s, t, err := slowStreamStack(context.Background(), pin, append([]string{"-pprof"}, extprocArgs...))
+	s, t, err := slowStreamStack(context.Background(), pin, append([]string{"-pprof"}, extprocArgs...), "GODEBUG=gctrace=1")
 	if err != nil {
 		return err
 	}
@@ -214,7 +210,20 @@ func profileStreams(dir string, open int, extprocArgs []string) error {
 	if err := <-errs; err != nil {
 		return err
 	}
+	if err := keepNodeLog(s, dir); err != nil {
+		return err
+	}
 	fmt.Printf("%d streams served, %d failed%s; ext_proc %d → %d MB (%.0f KB a stream); profiles in %s\n",
 		h.served, h.failed, failureNote(h.failures), h.extprocIdle/1024, h.extprocPeak/1024, h.perStream(open), dir)
 	return nil
+}
+
+// keepNodeLog copies the node's log (with the collector's trace, where
+// GODEBUG asked for it) into dir before the stack's files go.
+func keepNodeLog(s *stack.Stack, dir string) error {
+	log, err := os.ReadFile(filepath.Join(s.Dir, "node.log"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "node.log"), log, 0o644)
 }
