@@ -128,7 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Int64Var(&c.admission.MaxInFlight, "max-inflight", 1024, "most requests in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.Int64Var(&c.admission.MaxInFlightBytes, "max-inflight-bytes", 64<<20, "most request-body bytes in flight; more are refused with 503 and retry-after (0: no bound)")
 	fs.IntVar(&c.memory.gcPercent, "gc-percent", defaultGCPercent, "the collector's GOGC (0: Go's default); $GOGC, when set, wins")
-	fs.Int64Var(&c.memory.headroom, "gc-headroom", defaultHeadroom, "the heap's room in bytes past its live part: after each collection GOGC is set to give it that, between 100 and -gc-percent, so that what open streams hold is not multiplied (0: GOGC stays -gc-percent)")
+	fs.Int64Var(&c.memory.headroom, "gc-headroom", defaultHeadroom, "the heap's room in bytes past its live part: after each collection GOGC is set to give it that, between 100 and -gc-percent, so that what open streams hold is not multiplied; past 128 requests in flight they share it (0: GOGC stays -gc-percent)")
 	fs.Int64Var(&c.memory.limit, "memory-limit", defaultMemoryLimit, "soft bound of the Go heap in bytes, past which the collector runs more often (0: none); $GOMEMLIMIT, when set, wins")
 	fs.DurationVar(&c.memory.idleRelease, "release-when-idle", defaultIdleRelease, "give the heap's free memory back to the system once no request has come for this long (0: leave it to Go's scavenger)")
 	return c, fs.Parse(args)
@@ -438,7 +438,10 @@ func (n *node) serve(context.Context) error {
 // capability probes.
 func (n *node) background(ctx context.Context) error {
 	go n.c.memory.releaseWhenIdle(ctx, n.srv.Activity, debug.FreeOSMemory)
-	_ = n.c.memory.followLiveHeap(ctx, debug.SetGCPercent)
+	_ = n.c.memory.followLiveHeap(ctx, debug.SetGCPercent, func() int64 {
+		inFlight, _ := n.srv.Activity()
+		return inFlight
+	})
 	go syncDrills(ctx, n.st, n.mon, time.Second, n.log)
 	go n.cal.Run(ctx, calibrationPeriod)
 	go n.learner.Run(ctx, calibrationPeriod)

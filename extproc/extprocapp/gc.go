@@ -26,9 +26,20 @@ import (
 // the live heap defaultHeadroom more, at least Go's 100 % and at most
 // defaultGCPercent. Under a request load (about 10–15 MB live) that is
 // still 230–400 %; under many open streams it falls towards 100 %.
+//
+// Even the room itself is too much for many open streams: at 1,000 it
+// was 32 KB of resident memory a stream (make bench's many-streams row,
+// 60–68 KB a stream against the anchor's 32–43). So the room is shared:
+// past roomStreams requests in flight each has headroom/roomStreams of it,
+// and with 1,000 open the heap grows at Go's default 100 %. The loads
+// that need the room, many short requests, hold few open at once
+// (concurrency 64, or a few dozen at 60 % of capacity open loop); a room
+// shrunk by allocation rate instead cost those loads 8–12 % more of
+// ext_proc's CPU (docs/BENCHMARKS.md).
 const (
 	defaultGCPercent   = 400
 	defaultHeadroom    = 32 << 20
+	roomStreams        = 128
 	defaultMemoryLimit = 256 << 20
 	defaultIdleRelease = 2 * time.Second
 )
@@ -107,34 +118,47 @@ func (q *quiet) due(now time.Time, inFlight, started int64) bool {
 	return true
 }
 
-// gcPercentFor is the GOGC that gives a live heap of live bytes m.headroom
-// more, at least Go's default 100 and at most m.gcPercent.
-func (m memory) gcPercentFor(live uint64) int {
+// gcPercentFor is the GOGC that gives a live heap of live bytes its room
+// with open requests in flight (m.roomFor), at least Go's default 100 and
+// at most m.gcPercent.
+func (m memory) gcPercentFor(live uint64, open int64) int {
 	if live == 0 {
 		return m.gcPercent
 	}
-	return max(100, min(m.gcPercent, int(uint64(m.headroom)*100/live)))
+	return max(100, min(m.gcPercent, int(uint64(m.roomFor(open))*100/live)))
+}
+
+// roomFor is the heap's growth past its live part that the collector
+// allows with open requests in flight: m.headroom, shared among them past
+// roomStreams.
+func (m memory) roomFor(open int64) int64 {
+	if open <= roomStreams {
+		return m.headroom
+	}
+	return m.headroom * roomStreams / open
 }
 
 // followLiveHeap sets GOGC after each collection to gcPercentFor the live
-// heap it found, until ctx ends; set is [debug.SetGCPercent] and is told
-// each change. It reports whether it follows: not where the operator set
-// $GOGC, nor without a headroom or room above 100 %.
-func (m memory) followLiveHeap(ctx context.Context, set func(int) int) bool {
+// heap it found and the requests then in flight (inFlight), until ctx
+// ends; set is [debug.SetGCPercent] and is told each change. It reports
+// whether it follows: not where the operator set $GOGC, nor without a
+// headroom or room above 100 %.
+func (m memory) followLiveHeap(ctx context.Context, set func(int) int, inFlight func() int64) bool {
 	if _, fixed := os.LookupEnv("GOGC"); fixed || m.headroom <= 0 || m.gcPercent <= 100 {
 		return false
 	}
-	f := &liveHeap{m: m, ctx: ctx, set: set, current: m.gcPercent, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	f := &liveHeap{m: m, ctx: ctx, set: set, inFlight: inFlight, current: m.gcPercent, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	f.arm()
 	return true
 }
 
 type liveHeap struct {
-	m       memory
-	ctx     context.Context
-	set     func(int) int
-	current int
-	sample  []metrics.Sample
+	m        memory
+	ctx      context.Context
+	set      func(int) int
+	inFlight func() int64
+	current  int
+	sample   []metrics.Sample
 }
 
 // gcCycle is garbage from birth: its cleanup runs after the next
@@ -153,7 +177,7 @@ func (f *liveHeap) collected() {
 		return
 	}
 	metrics.Read(f.sample)
-	if p := f.m.gcPercentFor(f.sample[0].Value.Uint64()); p != f.current {
+	if p := f.m.gcPercentFor(f.sample[0].Value.Uint64(), f.inFlight()); p != f.current {
 		f.current = p
 		f.set(p)
 	}

@@ -122,17 +122,22 @@ func TestGCPercentFor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		live uint64
+		open int64
 		want int
 	}{
-		{"nothing live yet: the most", 0, 400},
-		{"a request load's live heap: the most", 8 << 20, 400},
-		{"between", 16 << 20, 200},
-		{"many open streams: Go's default", 64 << 20, 100},
-		{"never under Go's default", 1 << 30, 100},
+		{"nothing live yet: the most", 0, 0, 400},
+		{"a request load's live heap: the most", 8 << 20, 64, 400},
+		{"between", 16 << 20, 64, 200},
+		{"many open streams: Go's default", 64 << 20, 64, 100},
+		{"never under Go's default", 1 << 30, 0, 100},
+		{"the room whole up to 128 in flight", 16 << 20, 128, 200},
+		{"shared past 128 in flight", 4 << 20, 256, 400},
+		{"shared among 512", 4 << 20, 512, 200},
+		{"1,000 open streams: Go's default", 16 << 20, 1000, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := m.gcPercentFor(tc.live); got != tc.want {
-				t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
+			if got := m.gcPercentFor(tc.live, tc.open); got != tc.want {
+				t.Errorf("gcPercentFor(%d, %d) = %d, want %d", tc.live, tc.open, got, tc.want)
 			}
 		})
 	}
@@ -166,7 +171,7 @@ func TestFollowLiveHeap(t *testing.T) {
 				default:
 				}
 				return 0
-			})
+			}, func() int64 { return 0 })
 			if following != tc.want {
 				t.Fatalf("following = %v, want %v", following, tc.want)
 			}
