@@ -70,7 +70,14 @@ func (r *Reader) cutLine() (line, rest []byte, ok bool) {
 			r.buf = r.buf[1:]
 		}
 	}
-	i := bytes.IndexAny(r.buf, "\r\n")
+	// Two byte searches, not IndexAny: this runs on every streamed event,
+	// and IndexAny tests the bytes one at a time.
+	i := bytes.IndexByte(r.buf, '\n')
+	if i < 0 {
+		i = bytes.IndexByte(r.buf, '\r')
+	} else if cr := bytes.IndexByte(r.buf[:i], '\r'); cr >= 0 {
+		i = cr
+	}
 	if i < 0 {
 		return nil, r.buf, false
 	}
