@@ -58,10 +58,10 @@ func (tr *Translator) EmbeddingsComplete(status int, h translator.Headers, body 
 	garbage := func(what string) translator.Result {
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, what))
 	}
-	if !validJSON(body) {
+	hd, ok := scanHead(body)
+	if !ok && !validJSON(body) {
 		return garbage("the body is not JSON")
 	}
-	hd, ok := scanHead(body)
 	if !ok || len(hd.data) == 0 || hd.data[0] != '[' {
 		return garbage("the body is not an embedding list")
 	}

@@ -13,11 +13,10 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 	if status < 200 || status > 299 {
 		return translator.ErrorResult(tr.upstreamError(status, h, body))
 	}
-	if !validJSON(body) {
-		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not JSON"))
-	}
 	hd, ok := scanHead(body)
 	switch {
+	case !ok && !validJSON(body):
+		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not JSON"))
 	case !ok:
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not a JSON object"))
 	case hd.err != nil && string(hd.err) != "null":
@@ -38,10 +37,10 @@ type head struct {
 	id, created, choices, usage, err, xgroq, data []byte
 }
 
-// scanHead reads the top-level members of a valid JSON document; ok is
-// false when it is not an object.
+// scanHead reads the top-level members of an untrusted JSON document,
+// checking it as it reads; ok is false unless it is one valid object.
 func scanHead(b []byte) (hd head, ok bool) {
-	m, ok := objectMembers(b)
+	m, ok := validObjectMembers(b)
 	if !ok {
 		return head{}, false
 	}

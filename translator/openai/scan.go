@@ -11,9 +11,10 @@ import (
 // base64 images costs a memmove instead of a reflection walk.
 //
 // The scanner trusts its input's syntax where it copies raw values (callers
-// check untrusted provider bytes with validJSON first; request bodies have
-// already been decoded by openai.ParseChatRequest), but it never reads out
-// of bounds on malformed input: it reports it.
+// check untrusted provider bytes first, with scanHead, which reads the
+// object with validObjectMembers; request bodies have already been
+// decoded by openai.ParseChatRequest), but it never reads out of bounds on
+// malformed input: it reports it.
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -92,6 +93,10 @@ type members struct {
 	b   []byte
 	i   int
 	bad bool
+	// valid: the object is checked as it is read, as validJSON would
+	// check it (validObjectMembers); n counts the members read so far.
+	valid bool
+	n     int
 }
 
 // objectMembers starts iterating over the object in b (surrounding space
@@ -104,6 +109,16 @@ func objectMembers(b []byte) (m members, ok bool) {
 	return members{b: b, i: i + 1}, true
 }
 
+// validObjectMembers is objectMembers for untrusted bytes: b must be one
+// valid JSON object and nothing but space around it, or the iteration
+// ends with m.bad. It reads each byte once where validJSON followed by
+// objectMembers read the object twice, on every streamed event.
+func validObjectMembers(b []byte) (m members, ok bool) {
+	m, ok = objectMembers(b)
+	m.valid = true
+	return m, ok
+}
+
 // next returns the next member: its key as written (without quotes, escapes
 // kept) and its raw value. ok is false at the end of the object, and m.bad
 // then tells whether it ended malformed.
@@ -112,14 +127,24 @@ func (m *members) next() (key, val []byte, ok bool) {
 		return nil, nil, false
 	}
 	i := skipSpace(m.b, m.i)
-	if i < len(m.b) && m.b[i] == ',' {
-		i = skipSpace(m.b, i+1)
+	comma := false
+	if i < len(m.b) && m.b[i] == ',' && (!m.valid || m.n > 0) {
+		i, comma = skipSpace(m.b, i+1), true
 	}
 	if i >= len(m.b) || m.b[i] != '"' {
-		m.bad = i >= len(m.b) || m.b[i] != '}'
+		m.bad = i >= len(m.b) || m.b[i] != '}' || m.valid && (comma || skipSpace(m.b, i+1) != len(m.b))
 		return nil, nil, false
 	}
-	ke := stringEnd(m.b, i)
+	if m.valid && m.n > 0 && !comma {
+		m.bad = true
+		return nil, nil, false
+	}
+	var ke int
+	if m.valid {
+		ke = validStringEnd(m.b, i)
+	} else {
+		ke = stringEnd(m.b, i)
+	}
 	if ke < 0 {
 		m.bad = true
 		return nil, nil, false
@@ -131,12 +156,18 @@ func (m *members) next() (key, val []byte, ok bool) {
 		return nil, nil, false
 	}
 	v := skipSpace(m.b, c+1)
-	ve := valueEnd(m.b, v)
+	var ve int
+	if m.valid {
+		ve = validEnd(m.b, v, 1)
+	} else {
+		ve = valueEnd(m.b, v)
+	}
 	if ve < 0 {
 		m.bad = true
 		return nil, nil, false
 	}
 	m.i = ve
+	m.n++
 	return key, m.b[v:ve], true
 }
 

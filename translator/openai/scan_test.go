@@ -178,3 +178,23 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanHead: the head scan, which checks the object as it reads it,
+// accepts exactly the valid JSON objects, as the validJSON pass it
+// replaced on every streamed event did (and json.Valid does).
+func FuzzScanHead(f *testing.F) {
+	for _, s := range []string{`{"id":"x","choices":[{"delta":{}}],"usage":null}`, `{}`, ` { } `, `{,"a":1}`, `{"a":1,}`, `{"a":1 "b":2}`,
+		`{"a":1}x`, `{"a":1}}`, `{"a":"\x"}`, `{"a\x":1}`, `[1]`, `{"a":01}`, "{\"a\":\"\x01\"}", `{"a":{"b":[1,{"c":null}]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		wantObject := json.Valid(b) && json.Unmarshal(b, &v) == nil
+		if _, isMap := v.(map[string]any); !isMap {
+			wantObject = false
+		}
+		if _, ok := scanHead(b); ok != wantObject {
+			t.Fatalf("scanHead(%q) ok = %v, want %v", b, ok, wantObject)
+		}
+	})
+}

@@ -57,18 +57,18 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 		}
 		return append(out, sse.Done...)
 	}
-	if !validJSON(data) {
-		tr.failed = true
-		what := "a stream event is not JSON"
-		if last {
-			what = "the stream ended before it was complete"
-		}
-		return append(out, translator.GarbageError(tr.t.Provider.Name, what).StreamEvent()...)
-	}
 	hd, ok := scanHead(data)
 	if !ok {
 		tr.failed = true
-		return append(out, translator.GarbageError(tr.t.Provider.Name, "a stream event is not a JSON object").StreamEvent()...)
+		what := "a stream event is not a JSON object"
+		switch {
+		case validJSON(data):
+		case last:
+			what = "the stream ended before it was complete"
+		default:
+			what = "a stream event is not JSON"
+		}
+		return append(out, translator.GarbageError(tr.t.Provider.Name, what).StreamEvent()...)
 	}
 	if (hd.err != nil && string(hd.err) != "null") || ev.Name == "error" {
 		tr.failed = true
