@@ -1,11 +1,13 @@
 package jsonform
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrSyntax is EditStrings' answer to a document that is not JSON.
@@ -151,7 +153,7 @@ func (e *editor) object(depth int) error {
 		if e.i >= len(e.doc) || e.doc[e.i] != '"' {
 			return ErrSyntax
 		}
-		key, err := e.str()
+		key, err := e.key()
 		if err != nil {
 			return err
 		}
@@ -205,27 +207,74 @@ func (e *editor) element(depth int, seg string, close byte) (done bool, err erro
 
 // str reads the string at e.i and returns its text.
 func (e *editor) str() (string, error) {
-	start := e.i
-	escaped := false
-	for e.i++; e.i < len(e.doc); e.i++ {
-		switch e.doc[e.i] {
-		case '\\':
-			escaped = true
-			e.i++
-		case '"':
-			e.i++
-			raw := e.doc[start:e.i]
-			if !escaped && utf8.Valid(raw) {
-				return string(raw[1 : len(raw)-1]), nil
-			}
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return "", ErrSyntax
-			}
-			return s, nil
-		}
+	raw, escaped, err := e.strRaw()
+	if err != nil {
+		return "", err
 	}
-	return "", ErrSyntax
+	if !escaped && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	return unquote(raw)
+}
+
+// key reads the member name at e.i. It is only ever a path segment,
+// which is valid only during edit's call, so unescaped it is the
+// document's own bytes rather than a copy: every member of every streamed
+// event passes here.
+func (e *editor) key() (string, error) {
+	raw, escaped, err := e.strRaw()
+	if err != nil {
+		return "", err
+	}
+	if !escaped && utf8.Valid(raw) {
+		return unsafe.String(unsafe.SliceData(raw[1:]), len(raw)-2), nil
+	}
+	return unquote(raw)
+}
+
+// unquote decodes a string with escapes or invalid UTF-8 as encoding/json
+// does.
+func unquote(raw []byte) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", ErrSyntax
+	}
+	return s, nil
+}
+
+// strRaw returns the string at e.i with its quotes, and whether a
+// backslash is in it. It looks for quotes and backslashes with byte
+// searches rather than a byte at a time.
+func (e *editor) strRaw() (raw []byte, escaped bool, err error) {
+	start := e.i
+	for j := start + 1; ; {
+		k := bytes.IndexByte(e.doc[j:], '"')
+		if k < 0 {
+			return nil, false, ErrSyntax
+		}
+		q := j + k
+		b := bytes.IndexByte(e.doc[j:q], '\\')
+		if b < 0 {
+			e.i = q + 1
+			return e.doc[start:e.i], escaped, nil
+		}
+		escaped = true
+		// Step over the escapes before the quote: a backslash takes the
+		// byte after it, which may be the quote itself.
+		p := j + b
+		for p < q {
+			if e.doc[p] == '\\' {
+				p += 2
+			} else {
+				p++
+			}
+		}
+		if p == q {
+			e.i = q + 1
+			return e.doc[start:e.i], true, nil
+		}
+		j = p
+	}
 }
 
 // appendString appends s as a JSON string, escaping only what JSON
