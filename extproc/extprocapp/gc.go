@@ -34,7 +34,7 @@ import (
 // and with 1,000 open the heap grows at Go's default 100 %. The loads
 // that need the room, many short requests, hold few open at once
 // (concurrency 64, or a few dozen at 60 % of capacity open loop); a room
-// shrunk by allocation rate instead cost those loads 8–12 % more of
+// shrunk by allocation rate instead cost those loads 9–13 % more of
 // ext_proc's CPU (docs/BENCHMARKS.md).
 const (
 	defaultGCPercent   = 400
