@@ -10,9 +10,22 @@ type Event struct {
 
 // Reader splits a byte stream into events. It is not safe for concurrent
 // use. The zero value is ready.
+//
+// A chunk is read where it lies: Feed copies nothing when the reader
+// holds nothing, and once Next has read all it can, the reader keeps a
+// copy of only what is left unfinished. Between chunks, then, a stream's
+// reader holds no buffer unless an event spans two chunks: an answer may
+// stream for minutes, and a gateway holds thousands of them.
 type Reader struct {
-	buf     []byte
-	name    []byte
+	// buf is what is left to read: the caller's chunk (borrowed) while
+	// Next reads it, else the reader's own copy.
+	buf      []byte
+	borrowed bool
+	name     []byte
+	// line is the event's only data line so far, as it lies in buf, and
+	// data the event's data once that is not enough (more lines, or a
+	// line kept past its chunk): one copy of a usual event, not two.
+	line    []byte
 	data    []byte
 	hasData bool
 	// pendingCR is set when the last byte fed was a CR that may be the
@@ -20,8 +33,34 @@ type Reader struct {
 	pendingCR bool
 }
 
-// Feed appends stream bytes.
-func (r *Reader) Feed(b []byte) { r.buf = append(r.buf, b...) }
+// Feed adds stream bytes. b is read in place: it must stay unchanged
+// until Next has returned false.
+func (r *Reader) Feed(b []byte) {
+	switch {
+	case len(r.buf) == 0:
+		r.buf, r.borrowed = b, true
+	case r.borrowed:
+		// Appending to the caller's chunk could write past its end.
+		r.keep()
+		r.buf = append(r.buf, b...)
+	default:
+		r.buf = append(r.buf, b...)
+	}
+}
+
+// keep copies what the reader still needs of a borrowed chunk into its
+// own storage, and lets go of what it no longer needs.
+func (r *Reader) keep() {
+	if r.line != nil {
+		r.data, r.line = append(r.data[:0], r.line...), nil
+	}
+	if len(r.buf) == 0 {
+		r.buf = nil
+	} else if r.borrowed {
+		r.buf = bytes.Clone(r.buf)
+	}
+	r.borrowed = false
+}
 
 // Buffered reports how many bytes of an unfinished line are held.
 func (r *Reader) Buffered() int { return len(r.buf) }
@@ -32,6 +71,7 @@ func (r *Reader) Next() (ev Event, ok bool) {
 	for {
 		line, rest, found := r.cutLine()
 		if !found {
+			r.keep()
 			return Event{}, false
 		}
 		r.buf = rest
@@ -40,12 +80,21 @@ func (r *Reader) Next() (ev Event, ok bool) {
 				r.name = r.name[:0]
 				continue
 			}
-			ev = Event{Name: string(r.name), Data: append([]byte(nil), r.data...)}
-			r.name, r.data, r.hasData = r.name[:0], r.data[:0], false
-			return ev, true
+			return r.dispatch(), true
 		}
 		r.field(line)
 	}
+}
+
+// dispatch returns the event read so far and begins the next one.
+func (r *Reader) dispatch() Event {
+	d := r.line
+	if d == nil {
+		d = r.data
+	}
+	ev := Event{Name: string(r.name), Data: append([]byte(nil), d...)}
+	r.name, r.line, r.data, r.hasData = r.name[:0], nil, r.data[:0], false
+	return ev
 }
 
 // Flush returns the event left when the stream ends without a final blank
@@ -53,14 +102,12 @@ func (r *Reader) Next() (ev Event, ok bool) {
 func (r *Reader) Flush() (Event, bool) {
 	if len(r.buf) > 0 {
 		r.field(r.buf)
-		r.buf = r.buf[:0]
 	}
+	r.buf, r.borrowed = nil, false
 	if !r.hasData {
 		return Event{}, false
 	}
-	ev := Event{Name: string(r.name), Data: append([]byte(nil), r.data...)}
-	r.name, r.data, r.hasData = r.name[:0], r.data[:0], false
-	return ev, true
+	return r.dispatch(), true
 }
 
 func (r *Reader) cutLine() (line, rest []byte, ok bool) {
@@ -102,11 +149,15 @@ func (r *Reader) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
-		if r.hasData {
-			r.data = append(r.data, '\n')
+		if !r.hasData {
+			r.line, r.hasData = value, true
+			return
 		}
+		if r.line != nil {
+			r.data, r.line = append(r.data[:0], r.line...), nil
+		}
+		r.data = append(r.data, '\n')
 		r.data = append(r.data, value...)
-		r.hasData = true
 	case "event":
 		r.name = append(r.name[:0], value...)
 	}

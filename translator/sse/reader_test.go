@@ -7,17 +7,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// readAll reads the chunks as a translator does, and scribbles over each
+// once read: the reader borrows a chunk only until Next returns false.
 func readAll(chunks ...string) []Event {
 	var r Reader
 	var got []Event
 	for _, c := range chunks {
-		r.Feed([]byte(c))
+		b := []byte(c)
+		r.Feed(b)
 		for {
 			ev, ok := r.Next()
 			if !ok {
 				break
 			}
 			got = append(got, ev)
+		}
+		for i := range b {
+			b[i] = 'X'
 		}
 	}
 	if ev, ok := r.Flush(); ok {
@@ -73,6 +79,62 @@ func TestReaderEverySplit(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReaderHoldsNothingBetweenEvents: a stream waiting for its next
+// chunk costs its reader no buffer unless an event is unfinished, and a
+// usual event one allocation, its data.
+func TestReaderHoldsNothingBetweenEvents(t *testing.T) {
+	chunk := []byte("event: e\ndata: {\"a\":1}\n\ndata: {\"b\":2}\n\n")
+	var r Reader
+	allocs := testing.AllocsPerRun(100, func() {
+		r.Feed(chunk)
+		for {
+			if _, ok := r.Next(); !ok {
+				break
+			}
+		}
+	})
+	if allocs > 3 {
+		t.Errorf("%.0f allocations for two events, want 3: their data and one name", allocs)
+	}
+	if r.buf != nil || r.line != nil || cap(r.data) != 0 || r.Buffered() != 0 {
+		t.Errorf("between chunks the reader holds buf %q (cap %d), line %q, data cap %d", r.buf, cap(r.buf), r.line, cap(r.data))
+	}
+	r.Feed([]byte("data: {\"c\""))
+	r.Next()
+	if r.Buffered() == 0 {
+		t.Fatal("an unfinished line was dropped")
+	}
+	r.Feed([]byte(":3}\n"))
+	r.Next()
+	if r.Buffered() != 0 || r.line != nil || string(r.data) != `{"c":3}` {
+		t.Errorf("an event cut after its data line: buf %q, line %q, data %q", r.buf, r.line, r.data)
+	}
+}
+
+// TestReaderNeverWritesIntoAChunk: two chunks fed before reading must not
+// be joined in the first one's spare capacity, which is the caller's.
+func TestReaderNeverWritesIntoAChunk(t *testing.T) {
+	whole := []byte("data: 1\n\ndata: 2\n\nSPARE")
+	first, spare := whole[:9], whole[9:]
+	var r Reader
+	r.Feed(first)
+	r.Feed([]byte("data: 2\n\n"))
+	var got []string
+	for {
+		ev, ok := r.Next()
+		if !ok {
+			break
+		}
+		got = append(got, string(ev.Data))
+	}
+	if diff := cmp.Diff([]string{"1", "2"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if string(spare) != "data: 2\n\nSPARE" {
+		t.Errorf("the first chunk's spare capacity was written: %q", spare)
 	}
 }
 
