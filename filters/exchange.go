@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
+	"github.com/switchyard/switchyard/state/health"
 	"github.com/switchyard/switchyard/state/priors"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -306,8 +307,18 @@ func (a *Attempt) Finish(o Outcome) bool {
 		return false
 	}
 	o.Done = true
+	o.Quota = health.QuotaFromHeaders(o.Header.Get)
 	a.outcome = o
 	return true
+}
+
+// ReleaseHeader lets go of the provider's response headers once the
+// AttemptDone hooks have read them: a streamed answer may last minutes,
+// and the headers alias the whole message Envoy sent them in.
+func (a *Attempt) ReleaseHeader() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.outcome.Header = nil
 }
 
 // Amend changes the recorded outcome, as when the blame for a missing
@@ -332,7 +343,13 @@ type Outcome struct {
 	// Latency is from the request reaching the provider (the attempt's
 	// start when it never did) to its response headers or failure.
 	Latency time.Duration
-	Header  Headers
+	// Header is the provider's response headers, for the AttemptDone
+	// hooks ([Attempt.ReleaseHeader]).
+	Header Headers
+	// Quota is what the provider's rate-limit headers say is left of its
+	// quota, a fraction (health.QuotaFromHeaders); -1 when they say
+	// nothing. It outlives Header.
+	Quota float64
 }
 
 // Cause is whose doing an attempt without a response was. Only the

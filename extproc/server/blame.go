@@ -176,5 +176,6 @@ func (s *Server) settle(ctx context.Context, lv *live, a *filters.Attempt, o fil
 	}
 	if a.Finish(o) {
 		lv.chain.AttemptDone(context.WithoutCancel(ctx), lv.x, a)
+		a.ReleaseHeader()
 	}
 }

@@ -243,8 +243,11 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		remove = append(remove, "content-length")
 		resp.ModeOverride = contract.StreamedResponseMode()
 		// No attempt can follow a provider's stream: its request's body
-		// is of no more use for as long as it streams.
+		// is of no more use for as long as it streams, nor are the
+		// response's headers, read by now, which alias the message they
+		// came in.
 		x.ReleaseRequest()
+		x.Response.Header = nil
 	}
 	c.HeaderMutation = mutation(set, remove)
 	return resp

@@ -13,7 +13,8 @@ import (
 // only the parsed request and the body's hash, and no further attempt is
 // translated; a whole answer's exchange keeps the body (its response
 // headers may be Envoy's own reply, after which retries' streams can
-// still trail). Either way an attempt's translation goes once it is sent.
+// still trail). Either way an attempt's translation goes once it is sent,
+// and its provider's headers once read, their quota kept.
 func TestStreamReleasesRequest(t *testing.T) {
 	body := `{"model":"haiku","stream":true,"messages":[{"role":"user","content":"a long prompt, held for as long as the answer streams"}]}`
 	sum := sha256.Sum256([]byte(body))
@@ -37,7 +38,8 @@ func TestStreamReleasesRequest(t *testing.T) {
 				t.Fatalf("the retry was refused: %v", ar)
 			}
 			send(t, s, &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseHeaders{ResponseHeaders: &extprocv3.HttpHeaders{
-				Headers: headers(":status", "200", "content-type", tt.contentType),
+				Headers: headers(":status", "200", "content-type", tt.contentType,
+					"x-ratelimit-remaining-requests", "50", "x-ratelimit-limit-requests", "100"),
 			}}})
 
 			x := h.srv.ExchangeOf(id)
@@ -51,6 +53,14 @@ func TestStreamReleasesRequest(t *testing.T) {
 			}
 			if x.Chat == nil || x.ClientBodySHA256() != hex.EncodeToString(sum[:]) {
 				t.Errorf("lost what is read at the end: parsed request %v, body hash %s", x.Chat != nil, x.ClientBodySHA256())
+			}
+			// The response's headers alias the message they came in: a
+			// stream keeps only what was read of them.
+			if got := x.Response.Header == nil; got != tt.wantRelease {
+				t.Errorf("response headers released: %v, want %v", got, tt.wantRelease)
+			}
+			if o := x.LastAttempt().Outcome(); o.Header != nil || o.Quota != 0.5 {
+				t.Errorf("the answering attempt's outcome keeps headers %v and quota %v, want none and 0.5", o.Header, o.Quota)
 			}
 			if got := x.Body == nil && x.ClientBody() == nil; got != tt.wantRelease {
 				t.Errorf("body released: %v, want %v (body %q)", got, tt.wantRelease, x.Body)

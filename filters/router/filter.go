@@ -220,7 +220,7 @@ func (f *Filter) observe(x *filters.Exchange, a *filters.Attempt, ttft time.Dura
 		Status:   out.Status,
 		Latency:  out.Latency,
 		TTFT:     ttft,
-		Quota:    health.QuotaFromHeaders(out.Header.Get),
+		Quota:    out.Quota,
 		Key:      HashID(x.ID),
 		Detail:   out.Failure,
 	}
