@@ -23,20 +23,29 @@ import (
 // many-streams row, issue 35). What a request allocates and drops needs
 // room in proportion to the request rate, not to the live heap, so the
 // room is bounded in bytes: after each collection GOGC is set to give
-// the live heap defaultHeadroom more, at least Go's 100 % and at most
+// the live heap defaultHeadroom more, at least minGCPercent and at most
 // defaultGCPercent. Under a request load (about 10–15 MB live) that is
-// still 230–400 %; under many open streams it falls towards 100 %.
+// still 230–400 %; under many open streams it falls towards the floor.
 //
 // Even the room itself is too much for many open streams: at 1,000 it
 // was 32 KB of resident memory a stream (make bench's many-streams row,
 // 60–68 KB a stream against the anchor's 32–43). So the room is shared:
 // past roomStreams requests in flight each has headroom/roomStreams of it,
-// and with 1,000 open the heap grows at Go's default 100 %. The loads
-// that need the room, many short requests, hold few open at once
-// (concurrency 64, or a few dozen at 60 % of capacity open loop); a room
-// shrunk by allocation rate instead cost those loads 9–13 % more of
-// ext_proc's CPU (docs/BENCHMARKS.md).
+// and with 1,000 open the heap grows by half its live part
+// (minGCPercent). The loads that need the room, many short requests,
+// hold few open at once (concurrency 64, or a few dozen at 60 % of
+// capacity open loop); a room shrunk by allocation rate instead cost
+// those loads 9–13 % more of ext_proc's CPU (docs/BENCHMARKS.md).
+//
+// The floor was Go's default 100 %. With 1,000 slow streams open that
+// left ext_proc 37–38 KB of resident memory a stream, the heap's goal
+// 33 MB over 14 MB live; at 50 % it is 28–30 KB, the goal 20–22 MB, for
+// twice the collections (72 against 37 in the 24 s of
+// `go run ./bench/gateway -profile DIR -profile-streams 1000`) and 2 %
+// more of a core spent collecting (gctrace's 4 % against 2 %). At 25 %
+// it was 29 KB for 7 %: no better.
 const (
+	minGCPercent       = 50
 	defaultGCPercent   = 400
 	defaultHeadroom    = 32 << 20
 	roomStreams        = 128
@@ -119,13 +128,13 @@ func (q *quiet) due(now time.Time, inFlight, started int64) bool {
 }
 
 // gcPercentFor is the GOGC that gives a live heap of live bytes its room
-// with open requests in flight (m.roomFor), at least Go's default 100 and
-// at most m.gcPercent.
+// with open requests in flight (m.roomFor), at least minGCPercent and at
+// most m.gcPercent.
 func (m memory) gcPercentFor(live uint64, open int64) int {
 	if live == 0 {
 		return m.gcPercent
 	}
-	return max(100, min(m.gcPercent, int(uint64(m.roomFor(open))*100/live)))
+	return max(minGCPercent, min(m.gcPercent, int(uint64(m.roomFor(open))*100/live)))
 }
 
 // roomFor is the heap's growth past its live part that the collector

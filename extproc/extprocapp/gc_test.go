@@ -128,12 +128,12 @@ func TestGCPercentFor(t *testing.T) {
 		{"nothing live yet: the most", 0, 0, 400},
 		{"a request load's live heap: the most", 8 << 20, 64, 400},
 		{"between", 16 << 20, 64, 200},
-		{"many open streams: Go's default", 64 << 20, 64, 100},
-		{"never under Go's default", 1 << 30, 0, 100},
+		{"a large live heap: the room", 64 << 20, 64, 50},
+		{"never under half the live heap", 1 << 30, 0, 50},
 		{"the room whole up to 128 in flight", 16 << 20, 128, 200},
 		{"shared past 128 in flight", 4 << 20, 256, 400},
 		{"shared among 512", 4 << 20, 512, 200},
-		{"1,000 open streams: Go's default", 16 << 20, 1000, 100},
+		{"1,000 open streams: half the live heap", 16 << 20, 1000, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := m.gcPercentFor(tc.live, tc.open); got != tc.want {
@@ -152,7 +152,7 @@ func TestFollowLiveHeap(t *testing.T) {
 		m    memory
 		want bool
 	}{
-		// A headroom of a byte puts any live heap at Go's default.
+		// A headroom of a byte puts any live heap at the floor.
 		{name: "follows", m: memory{gcPercent: 400, headroom: 1}, want: true},
 		{name: "$GOGC set: fixed", env: "150", m: memory{gcPercent: 400, headroom: 1}},
 		{name: "no headroom: fixed", m: memory{gcPercent: 400}},
@@ -179,8 +179,8 @@ func TestFollowLiveHeap(t *testing.T) {
 				return
 			}
 			runtime.GC()
-			if got := <-set; got != 100 {
-				t.Errorf("GOGC set to %d after a collection, want 100", got)
+			if got := <-set; got != minGCPercent {
+				t.Errorf("GOGC set to %d after a collection, want %d", got, minGCPercent)
 			}
 		})
 	}
