@@ -36,6 +36,18 @@ type Translator interface {
 	Usage() (openaiapi.Usage, bool)
 }
 
+// Reporter is a Translator that says what the stream events it emitted
+// add to the answer, as readback.Chunk would read them back from its
+// output, without reading the output again: on a same-protocol stream
+// that second reading cost as much as the translation.
+type Reporter interface {
+	// Sent appends to text the generated text (content, refusals, tool
+	// calls' names and arguments) of the events the last StreamChunk call
+	// emitted, and returns the type of an error event among them
+	// (readback.StreamError when it names none), or "".
+	Sent(text []byte) (_ []byte, errorType string)
+}
+
 // Target is what a translator needs to know about one attempt.
 type Target struct {
 	Provider *policy.Provider

@@ -230,7 +230,7 @@ func TestAccountingBuffered(t *testing.T) {
 func TestRecordIgnoresWhatIsNotGenerated(t *testing.T) {
 	var s filters.Sent
 	now := time.Unix(1, 0)
-	record(&s, []byte(strings.Join([]string{
+	record(&s, nil, []byte(strings.Join([]string{
 		": keep-alive",
 		`data: {"choices":[{"delta":{"role":"assistant","content":""}}]}`,
 		"data: [DONE]",
@@ -274,7 +274,7 @@ func TestRecordReadsEveryAPIsEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var s filters.Sent
-			record(&s, []byte(strings.Join(tt.events, "\n\n")+"\n\n"), time.Now)
+			record(&s, nil, []byte(strings.Join(tt.events, "\n\n")+"\n\n"), time.Now)
 			if string(s.Text) != tt.wantText || s.ErrorType != tt.wantError || s.FirstToken.IsZero() {
 				t.Errorf("text %q error %q first token %v; want %q, %q and a first token", s.Text, s.ErrorType, s.FirstToken, tt.wantText, tt.wantError)
 			}
@@ -290,6 +290,6 @@ func BenchmarkRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var s filters.Sent
-		record(&s, chunk, now)
+		record(&s, nil, chunk, now)
 	}
 }

@@ -180,7 +180,7 @@ func (f *Filter) ResponseChunk(_ context.Context, x *filters.Exchange, c *filter
 	}
 	if x.Response.Streaming {
 		c.Data = a.Translator.StreamChunk(c.Data, c.EOS)
-		record(&x.Sent, c.Data, f.now)
+		record(&x.Sent, a.Translator, c.Data, f.now)
 		if x.Redaction.Restoring() {
 			c.Data = x.Redaction.RestoreStream(c.Data, c.EOS)
 		}

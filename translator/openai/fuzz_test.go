@@ -43,14 +43,18 @@ func fuzzTranslator(tb testing.TB, conf byte) *Translator {
 }
 
 // FuzzStreamChunk: any bytes, cut anywhere, give the same output as uncut,
-// and that output is a finished client stream.
+// and that output is a finished client stream, whose generated text and
+// error the translator reports as reading it back finds them.
 func FuzzStreamChunk(f *testing.F) {
 	for i, b := range translatortest.Seeds(f, "stream/*.in.sse") {
 		f.Add(b, uint16(len(b)/2), byte(i)|0xc0)
 		f.Add(b, uint16(len(b)/3), byte(i))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16, conf byte) {
-		translatortest.CheckStream(t, in, uint(cut), func() translator.Translator { return fuzzTranslator(t, conf) })
+		fresh := func() translator.Translator { return fuzzTranslator(t, conf) }
+		translatortest.CheckStream(t, in, uint(cut), fresh)
+		k := int(cut) % (len(in) + 1)
+		translatortest.ReportsAt(t, fresh, in[:k], in[k:])
 	})
 }
 

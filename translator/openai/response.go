@@ -147,7 +147,11 @@ func (tr *Translator) appendObject(out, obj []byte, chunk bool, um usageMode) []
 			}
 		case "choices":
 			w.key("choices")
+			start := len(w.out)
 			w.out = tr.appendChoices(w.out, v, chunk)
+			if chunk {
+				tr.noteChoices(w.out[start:])
+			}
 		case "usage":
 			switch um {
 			case usageKeep:

@@ -16,6 +16,9 @@ import (
 // choice chunk (Mistral, Groq's x_groq) is removed from it and, if the
 // client asked, sent as OpenAI's own usage chunk just before [DONE].
 func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
+	// What the last call's events sent goes; a translator wrapping this
+	// one may never ask.
+	tr.sentText, tr.sentError = tr.sentText[:0], ""
 	tr.r.Feed(b)
 	var out []byte
 	hint := len(b) + len(b)/8 + 64
@@ -35,8 +38,7 @@ func (tr *Translator) StreamChunk(b []byte, eos bool) []byte {
 		out = tr.event(out, ev, hint, true)
 	}
 	if !tr.done && !tr.failed {
-		tr.failed = true
-		out = append(out, translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete").StreamEvent()...)
+		out = tr.emitError(out, translator.GarbageError(tr.t.Provider.Name, "the stream ended before it was complete"))
 	}
 	return out
 }
@@ -59,7 +61,6 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 	}
 	hd, ok := scanHead(data)
 	if !ok {
-		tr.failed = true
 		what := "a stream event is not a JSON object"
 		switch {
 		case validJSON(data):
@@ -68,11 +69,10 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 		default:
 			what = "a stream event is not JSON"
 		}
-		return append(out, translator.GarbageError(tr.t.Provider.Name, what).StreamEvent()...)
+		return tr.emitError(out, translator.GarbageError(tr.t.Provider.Name, what))
 	}
 	if (hd.err != nil && string(hd.err) != "null") || ev.Name == "error" {
-		tr.failed = true
-		return append(out, tr.streamError(data).StreamEvent()...)
+		return tr.emitError(out, tr.streamError(data))
 	}
 	usage := tr.capture(&hd)
 	if !nonEmptyArray(hd.choices) {

@@ -44,6 +44,11 @@ type Translator struct {
 	usageSent    bool
 	done         bool
 	failed       bool
+
+	// sentText and sentError are what the last StreamChunk's events add
+	// to the answer (translator.Reporter).
+	sentText  []byte
+	sentError string
 }
 
 // New returns a translator for one attempt, for a provider that follows

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchyard/switchyard/translator"
+	"github.com/switchyard/switchyard/translator/readback"
 	"github.com/switchyard/switchyard/translator/sse"
 )
 
@@ -33,7 +34,43 @@ func Streams(t *testing.T, setup func(t *testing.T, c Case) (fresh func() transl
 		got := Feed(fresh(), in)
 		c.Check(t, got)
 		Splits(t, in, got, fresh)
+		Reports(t, in, fresh)
 	})
+}
+
+// Reports checks a translator that says what its events sent
+// ([translator.Reporter]) against reading its output back: after each
+// piece it translates, whole and cut in two at every byte offset, it must
+// report what readback.Chunk reads in that piece's output. Other
+// translators pass.
+func Reports(tb testing.TB, in []byte, fresh func() translator.Translator) {
+	tb.Helper()
+	if _, ok := fresh().(translator.Reporter); !ok {
+		return
+	}
+	ReportsAt(tb, fresh, in)
+	for i := range len(in) + 1 {
+		ReportsAt(tb, fresh, in[:i], in[i:])
+	}
+}
+
+// ReportsAt is [Reports] for one way of cutting the input into pieces.
+func ReportsAt(tb testing.TB, fresh func() translator.Translator, pieces ...[]byte) {
+	tb.Helper()
+	tr := fresh()
+	r, ok := tr.(translator.Reporter)
+	if !ok {
+		return
+	}
+	for i, p := range pieces {
+		out := tr.StreamChunk(p, i == len(pieces)-1)
+		text, errorType := r.Sent(nil)
+		wantText, wantError := readback.Chunk(nil, out)
+		if !bytes.Equal(text, wantText) || errorType != wantError {
+			tb.Fatalf("piece %d of %d reported text %q and error %q; its output %q reads back as %q and %q",
+				i+1, len(pieces), text, errorType, out, wantText, wantError)
+		}
+	}
 }
 
 // Splits replays in through fresh translators cut every way Envoy may cut
