@@ -66,7 +66,7 @@ func main() {
 	case *profile != "" && *profileRate > 0:
 		err = profileTail(*profile, *profileRate, strings.Fields(*extprocArgs))
 	case *profile != "":
-		err = profileExtProc(*profile, *n64, *profileConc, *profileStreamed)
+		err = profileExtProc(*profile, *profileConc, *profileStreamed)
 	case *instructions > 0:
 		err = countInstructions(*instructions)
 	case *onlyTracing:
