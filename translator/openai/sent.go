@@ -32,42 +32,32 @@ func (tr *Translator) emitError(out []byte, e *openaiapi.Error) []byte {
 // tool calls' function names and arguments. Member names are matched as
 // readback matches them, exactly.
 func (tr *Translator) noteChoices(arr []byte) {
-	choices, ok := arrayElements(arr)
-	if !ok {
-		return
-	}
-	for c, more := choices.next(); more; c, more = choices.next() {
-		forMembers(c, func(k, delta []byte) {
-			if !named(k, "delta") {
-				return
-			}
-			forMembers(delta, func(k, v []byte) {
-				switch {
-				case named(k, "content"), named(k, "refusal"):
-					tr.noteString(v)
-				case named(k, "tool_calls"):
-					tr.noteToolCalls(v)
-				}
-			})
-		})
-	}
-}
-
-func (tr *Translator) noteToolCalls(arr []byte) {
-	calls, ok := arrayElements(arr)
-	if !ok {
-		return
-	}
-	for call, more := calls.next(); more; call, more = calls.next() {
-		forMembers(call, func(k, fn []byte) {
-			if !named(k, "function") {
-				return
-			}
-			forMembers(fn, func(k, v []byte) {
+	forInner(arr, "delta", func(k, v []byte) {
+		switch {
+		case named(k, "content"), named(k, "refusal"):
+			tr.noteString(v)
+		case named(k, "tool_calls"):
+			forInner(v, "function", func(k, v []byte) {
 				if named(k, "name") || named(k, "arguments") {
 					tr.noteString(v)
 				}
 			})
+		}
+	})
+}
+
+// forInner calls f with each member of the objects that the objects of
+// the array arr hold under the name outer.
+func forInner(arr []byte, outer string, f func(key, val []byte)) {
+	els, ok := arrayElements(arr)
+	if !ok {
+		return
+	}
+	for el, more := els.next(); more; el, more = els.next() {
+		forMembers(el, func(k, inner []byte) {
+			if named(k, outer) {
+				forMembers(inner, f)
+			}
 		})
 	}
 }
