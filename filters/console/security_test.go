@@ -16,6 +16,12 @@ import (
 func TestChangesNeedCSRF(t *testing.T) {
 	r := newRig(t)
 	cookie, csrf := r.signIn()
+	// A real second session's token: a token edited by hand could, by
+	// chance, equal the first one.
+	_, otherCSRF := r.signIn()
+	if otherCSRF == csrf {
+		t.Fatal("two sessions share a CSRF token")
+	}
 	drill := func(token string) url.Values {
 		return url.Values{"csrf": {token}, "provider": {"openai"}, "state": {"down"}}
 	}
@@ -26,7 +32,7 @@ func TestChangesNeedCSRF(t *testing.T) {
 		wantStatus int
 	}{
 		{"no token", filters.Headers{cookie}, drill(""), 403},
-		{"another session's token", filters.Headers{cookie}, drill("x" + csrf[1:]), 403},
+		{"another session's token", filters.Headers{cookie}, drill(otherCSRF), 403},
 		{"from another site", filters.Headers{cookie, {Key: "origin", Value: "https://evil.example"}}, drill(csrf), 403},
 		{"cross-site fetch", filters.Headers{cookie, {Key: "sec-fetch-site", Value: "cross-site"}}, drill(csrf), 403},
 		{"not a form", filters.Headers{cookie, {Key: "content-type", Value: "application/json"}}, drill(csrf), 415},
