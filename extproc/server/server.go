@@ -206,12 +206,17 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		annotate(resp, lv)
 		stampTrace(resp, lv)
 		s.metrics.observe(req, false, s.now().Sub(start))
-		if err := stream.Send(resp); err != nil {
-			return err
-		}
+		// An attempt is marked sent before its request goes: once Send
+		// returns, Envoy may already hold the provider's answer and the
+		// request's stream settle on it (a hedge's loser is charged only
+		// if it was sent) before this goroutine runs again. A Send that
+		// fails breaks the stream, and Envoy fails the attempt with it.
 		if lv != nil && lv.unsent != nil {
 			lv.unsent.MarkSent(s.now())
 			lv.unsent = nil
+		}
+		if err := stream.Send(resp); err != nil {
+			return err
 		}
 		if lv != nil && lv.cut {
 			// A stream whose response has begun can only be ended by failing
@@ -303,11 +308,11 @@ func (s *Server) processAttempt(stream extprocv3.ExternalProcessor_ProcessServer
 		id = toHeaders(v.RequestHeaders.GetHeaders()).Get("x-request-id")
 		resp, a := s.attempt(ctx, v.RequestHeaders, req.GetAttributes())
 		s.metrics.observe(req, true, s.now().Sub(start))
+		if a != nil {
+			a.MarkSent(s.now()) // before it goes, as the request's stream does
+		}
 		if err := stream.Send(resp); err != nil {
 			return err
-		}
-		if a != nil {
-			a.MarkSent(s.now())
 		}
 	}
 }
