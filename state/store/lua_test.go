@@ -16,7 +16,7 @@ func TestScriptsRefuseNonIntegerAmounts(t *testing.T) {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
-	r := NewRedis(client, Options{Clock: newFakeClock(t0), Prefix: "lua-int"})
+	r := NewRedis(client, Options{Clock: newFakeClock(t0), Prefix: isolated("lua-int")})
 	line := BudgetLine{Scope: acme, Period: Daily, Limit: 5_000_000}
 	if err := r.Reserve(ctx, rid("n1"), []BudgetLine{line}, 1_000, budgetTTL); err != nil {
 		t.Fatal(err)

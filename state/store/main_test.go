@@ -94,6 +94,13 @@ func (s *clockSlot) Now() time.Time {
 
 var namespaces atomic.Int64
 
+// isolated is a key prefix of its own on the shared server, so that a
+// test run again in the same process (-count) finds none of its last
+// run's keys.
+func isolated(name string) string {
+	return name + "-" + strconv.FormatInt(namespaces.Add(1), 10)
+}
+
 // redisBackend isolates each test under its own key prefix on the shared
 // server; every replica is a separate client, as separate processes would be.
 func redisBackend(t *testing.T) func(Clock) Store {

@@ -160,7 +160,7 @@ func TestRedisOutage(t *testing.T) {
 func TestRedisServerFaultIsNotAnOutage(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
-	s := NewRedis(client, Options{Prefix: "fault"})
+	s := NewRedis(client, Options{Prefix: isolated("fault")})
 	ctx := context.Background()
 	b := Bucket{Name: "wrongtype", ReplenishRate: 1, BurstCapacity: 1}
 	if err := client.Set(ctx, s.bucketKey(b.Name), "a string", time.Minute).Err(); err != nil {

@@ -593,7 +593,7 @@ func TestRedisRoundTrips(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	client.AddHook(trips)
-	s := NewRedis(client, Options{Prefix: "trips"})
+	s := NewRedis(client, Options{Prefix: isolated("trips")})
 	ctx := context.Background()
 	lines := []BudgetLine{{Scope: acme, Period: Daily, Limit: 1 << 40}, {Scope: acme, Period: Monthly, Limit: 1 << 40}}
 	pw, err := s.AddWindows(ctx, "provider:pa", []WindowLine{{Name: "tpm", Limit: 1 << 40, Size: time.Minute, Amount: 100}})

@@ -18,13 +18,14 @@ func TestRevokedKeysAreDeleted(t *testing.T) {
 	clock := newFakeClock(t0)
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
+	prefix := isolated("revoked-test")
 	stores := map[string]struct {
 		s    Store
 		wait func()
 	}{
 		// Memory follows its clock; Redis expires the record in its own time.
 		"memory": {NewMemory(Options{Clock: clock, RevokedKeyRetention: retention}), func() { clock.Advance(retention) }},
-		"redis":  {NewRedis(client, Options{Prefix: "revoked-test", RevokedKeyRetention: retention}), func() { time.Sleep(2 * retention) }},
+		"redis":  {NewRedis(client, Options{Prefix: prefix, RevokedKeyRetention: retention}), func() { time.Sleep(2 * retention) }},
 	}
 	for name, st := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestRevokedKeysAreDeleted(t *testing.T) {
 		})
 	}
 	// Redis's tenant index drops the hash of the deleted record.
-	n, err := client.SCard(ctx, NewRedis(client, Options{Prefix: "revoked-test"}).keyIndex("acme")).Result()
+	n, err := client.SCard(ctx, NewRedis(client, Options{Prefix: prefix}).keyIndex("acme")).Result()
 	if err != nil || n != 1 {
 		t.Errorf("redis tenant index holds %d hashes (%v), want 1", n, err)
 	}

@@ -59,7 +59,7 @@ func TestPeriodBoundaries(t *testing.T) {
 func TestRedisServerTime(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: sharedRedis.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
-	s := NewRedis(client, Options{Prefix: "servertime"})
+	s := NewRedis(client, Options{Prefix: isolated("servertime")})
 	ctx := context.Background()
 	before := time.Now().UTC()
 	st, err := s.Budget(ctx, BudgetLine{Scope: acme, Period: Daily, Limit: 1})
