@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +138,51 @@ func TestAccessLogCarriesUsage(t *testing.T) {
 	usage, _ = line["switchyard"].(map[string]any)
 	if code != 401 || line["status"] != 401.0 || usage["tenant"] != "" || usage["route"] != "chat" {
 		t.Errorf("refusal: status %d, access log %v", code, line)
+	}
+}
+
+// orderedID is the gateway's request ID: the request's start in
+// microseconds since the epoch, then Envoy's random UUID.
+var orderedID = regexp.MustCompile(`^[0-9]{16}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// TestRequestIDsAreTimeOrdered: the gateway names each request by its
+// start time, then a random UUID, so that the ledger's request_id index
+// takes each record at its end; a later request sorts after an earlier
+// one, an ID the client sends is not kept, and the ledger and the access
+// log name the request as the client's response does.
+func TestRequestIDsAreTimeOrdered(t *testing.T) {
+	t.Parallel()
+	s := shared
+	var ids []string
+	for i := range 3 {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"order me"}]}`))
+		req.Header.Set("Authorization", "Bearer "+demoKey)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", "00000000000000000-client-chosen-"+strconv.Itoa(i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		id := resp.Header.Get("X-Request-Id")
+		if resp.StatusCode != 200 || !orderedID.MatchString(id) {
+			t.Fatalf("request %d: status %d, x-request-id %q; want 200 and the gateway's time-ordered ID", i, resp.StatusCode, id)
+		}
+		if len(ids) > 0 && id <= ids[len(ids)-1] {
+			t.Errorf("request %d's ID %s does not sort after the one before it, %s", i, id, ids[len(ids)-1])
+		}
+		ids = append(ids, id)
+		time.Sleep(time.Millisecond)
+	}
+	for _, id := range ids {
+		if rec := awaitRecord(t, s, id); rec.RequestID != id || rec.Status != 200 {
+			t.Errorf("ledger row of %s: %+v", id, rec)
+		}
+		if line := accessLog(t, s, id); line["status"] != 200.0 {
+			t.Errorf("access log line of %s: %v", id, line)
+		}
 	}
 }
 

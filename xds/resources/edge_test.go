@@ -47,13 +47,14 @@ providers: [{name: sim, kind: openai, base_url: "http://127.0.0.1:9"}]
 	if l.GetPerConnectionBufferLimitBytes().GetValue() == 0 {
 		t.Error("the listener has no per-connection buffer limit")
 	}
-	// The client's bucket comes before the listener's, keyed by credential.
+	// After the request's ID, the client's bucket comes before the
+	// listener's, keyed by credential.
 	f := hcm.GetHttpFilters()
-	if len(f) < 2 || f[0].GetName() != "switchyard.client_ratelimit" || f[1].GetName() != "envoy.filters.http.local_ratelimit" {
-		t.Fatalf("filters = %v, want the client bucket then the listener's first", f)
+	if len(f) < 3 || f[0].GetName() != "switchyard.request_id" || f[1].GetName() != "switchyard.client_ratelimit" || f[2].GetName() != "envoy.filters.http.local_ratelimit" {
+		t.Fatalf("filters = %v, want the request ID, then the client bucket, then the listener's first", f)
 	}
 	client := &localrlv3.LocalRateLimit{}
-	if err := f[0].GetTypedConfig().UnmarshalTo(client); err != nil {
+	if err := f[1].GetTypedConfig().UnmarshalTo(client); err != nil {
 		t.Fatal(err)
 	}
 	d := client.GetDescriptors()
