@@ -23,7 +23,16 @@ import (
 // post sends a raw chat request and returns its status, request ID and body.
 func post(t *testing.T, s *stack.Stack, key, body string) (int, string, []byte) {
 	t.Helper()
+	return postWith(t, s, key, body, nil)
+}
+
+// postWith is post with headers of the client's own.
+func postWith(t *testing.T, s *stack.Stack, key, body string, header http.Header) (int, string, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions", strings.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -155,20 +164,10 @@ func TestRequestIDsAreTimeOrdered(t *testing.T) {
 	s := shared
 	var ids []string
 	for i := range 3 {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/chat/completions",
-			strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"order me"}]}`))
-		req.Header.Set("Authorization", "Bearer "+demoKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Request-Id", "00000000000000000-client-chosen-"+strconv.Itoa(i))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		id := resp.Header.Get("X-Request-Id")
-		if resp.StatusCode != 200 || !orderedID.MatchString(id) {
-			t.Fatalf("request %d: status %d, x-request-id %q; want 200 and the gateway's time-ordered ID", i, resp.StatusCode, id)
+		code, id, _ := postWith(t, s, demoKey, `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"order me"}]}`,
+			http.Header{"X-Request-Id": {"00000000000000000-client-chosen-" + strconv.Itoa(i)}})
+		if code != 200 || !orderedID.MatchString(id) {
+			t.Fatalf("request %d: status %d, x-request-id %q; want 200 and the gateway's time-ordered ID", i, code, id)
 		}
 		if len(ids) > 0 && id <= ids[len(ids)-1] {
 			t.Errorf("request %d's ID %s does not sort after the one before it, %s", i, id, ids[len(ids)-1])
