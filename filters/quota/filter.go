@@ -113,7 +113,7 @@ func (f *Filter) Done(ctx context.Context, x *filters.Exchange, _ error) {
 
 // call bounds one store call on the request path.
 func (f *Filter) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, f.cfg.StoreTimeout)
+	return withLazyTimeout(ctx, f.cfg.StoreTimeout)
 }
 
 // safeID reports whether s may stand in a store key as it is: 1 to 64 of
