@@ -2,6 +2,9 @@ package server
 
 import (
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -100,7 +103,9 @@ func immediate(status int, set []filters.Header, body []byte, details string) *e
 // priority-group cluster specifier (group i is the provider of attempt
 // i), the cluster the first attempt was translated for, and whether the
 // client speaks Anthropic's API, for the envelope of Envoy's own replies.
-func planMetadata(x *filters.Exchange, translatedFor string) *structpb.Struct {
+// The namespace's value comes from plans, made once for each plan: only
+// the outer struct is the request's own, for annotate to add to.
+func planMetadata(plans *planCache, x *filters.Exchange, translatedFor string) *structpb.Struct {
 	names := make([]string, len(x.Plan))
 	for i, t := range x.Plan {
 		names[i] = t.Provider().Name
@@ -112,6 +117,38 @@ func planMetadata(x *filters.Exchange, translatedFor string) *structpb.Struct {
 		pair := contract.HedgeCluster(names[0], names[1])
 		names, translatedFor = []string{pair, pair}, pair
 	}
+	anthropic := x.SpeaksAnthropic()
+	return &structpb.Struct{Fields: map[string]*structpb.Value{
+		contract.RouteMetadataNamespace: plans.get(names, translatedFor, anthropic),
+	}}
+}
+
+// planCache keeps the route metadata of the plans made, which are few (a
+// route's providers in a handful of orders), read-only once made: the
+// structs cost a dozen allocations a request to make. Past maxPlans it
+// starts again, so plans of policies gone do not pile up.
+type planCache struct {
+	m sync.Map // key → *structpb.Value
+	n atomic.Int64
+}
+
+const maxPlans = 4096
+
+func (c *planCache) get(names []string, translatedFor string, anthropic bool) *structpb.Value {
+	var b strings.Builder
+	b.Grow(len(translatedFor) + 2 + 16*len(names))
+	b.WriteString(translatedFor)
+	if anthropic {
+		b.WriteString("\x00a")
+	}
+	for _, n := range names {
+		b.WriteByte(0x01)
+		b.WriteString(n)
+	}
+	key := b.String()
+	if v, ok := c.m.Load(key); ok {
+		return v.(*structpb.Value)
+	}
 	groups := make([]*structpb.Value, len(names))
 	for i, n := range names {
 		groups[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{"name": structpb.NewStringValue(n)}})
@@ -120,12 +157,16 @@ func planMetadata(x *filters.Exchange, translatedFor string) *structpb.Struct {
 		contract.PriorityGroupsKey: structpb.NewListValue(&structpb.ListValue{Values: groups}),
 		contract.TranslatedForKey:  structpb.NewStringValue(translatedFor),
 	}
-	if x.SpeaksAnthropic() {
+	if anthropic {
 		route[contract.ClientAPIKey] = structpb.NewStringValue(contract.ClientAnthropic)
 	}
-	return &structpb.Struct{Fields: map[string]*structpb.Value{
-		contract.RouteMetadataNamespace: structpb.NewStructValue(&structpb.Struct{Fields: route}),
-	}}
+	v := structpb.NewStructValue(&structpb.Struct{Fields: route})
+	if c.n.Add(1) > maxPlans {
+		c.m.Clear()
+		c.n.Store(1)
+	}
+	actual, _ := c.m.LoadOrStore(key, v)
+	return actual.(*structpb.Value)
 }
 
 func headersResponse(c *extprocv3.CommonResponse) *extprocv3.ProcessingResponse {

@@ -134,7 +134,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
 	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
-	return c, planMetadata(x, a.Target.Provider().Cluster), nil
+	return c, planMetadata(&s.plans, x, a.Target.Provider().Cluster), nil
 }
 
 func removedByRoute(k string) bool { return slices.Contains(contract.RouteRemovedHeaders, k) }

@@ -49,6 +49,8 @@ type Server struct {
 	// phases runs the chain's phases off the streams' goroutines
 	// (phases_pool.go).
 	phases *phasePool
+	// plans keeps the route metadata of each plan (planMetadata).
+	plans planCache
 }
 
 // SetAdmission sets the server's bounds; call it before serving.
