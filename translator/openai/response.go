@@ -27,7 +27,7 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 		return translator.ErrorResult(translator.GarbageError(tr.t.Provider.Name, "the body is not a chat completion"))
 	}
 	tr.capture(&hd)
-	out := tr.appendObject(make([]byte, 0, len(body)+len(tr.clientModel)), body, false, usageKeep)
+	out := tr.appendObject(make([]byte, 0, len(body)+len(tr.clientModel)), &hd, body, false, usageKeep)
 	return translator.Result{Status: http.StatusOK, Body: out}
 }
 
@@ -35,7 +35,19 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 // list before it rewrites it.
 type head struct {
 	id, created, choices, usage, err, xgroq, data []byte
+	// members are the object's members as scanHead read them, n of them,
+	// so that the rewrite need not find them again; more than fit leave
+	// n at -1, and the rewrite reads the object itself.
+	members [headMembers]member
+	n       int
 }
+
+// member is a key, as written, and its raw value.
+type member struct{ key, val []byte }
+
+// headMembers is how many members scanHead keeps: a chunk has about
+// eight.
+const headMembers = 16
 
 // scanHead reads the top-level members of an untrusted JSON document,
 // checking it as it reads; ok is false unless it is one valid object.
@@ -46,6 +58,12 @@ func scanHead(b []byte) (hd head, ok bool) {
 	}
 	var kb keyBuf
 	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		if hd.n >= 0 && hd.n < headMembers {
+			hd.members[hd.n] = member{k, v}
+			hd.n++
+		} else {
+			hd.n = -1
+		}
 		switch string(kb.canon(k)) {
 		case "id":
 			hd.id = v
@@ -114,62 +132,73 @@ var (
 )
 
 // appendObject writes the client's form of a chat completion (chunk false)
-// or chunk: the model is the client's, and for strict providers only
-// OpenAI's fields remain.
-func (tr *Translator) appendObject(out, obj []byte, chunk bool, um usageMode) []byte {
+// or chunk obj, whose head scanHead read: the model is the client's, and
+// for strict providers only OpenAI's fields remain.
+func (tr *Translator) appendObject(out []byte, hd *head, obj []byte, chunk bool, um usageMode) []byte {
 	var kb keyBuf
-	return appendMembers(out, obj, func(w writer, k, v []byte) writer {
-		switch string(kb.canon(k)) {
-		case "model":
-			w.key("model")
-			w.out = append(w.out, tr.clientModel...)
-		case "object":
-			w.key("object")
-			if chunk {
-				w.out = append(w.out, objectChunk...)
-			} else {
-				w.out = append(w.out, objectCompletion...)
-			}
-		case "id":
-			// Azure's filter-only chunk has an empty id; so may others.
-			w.key("id")
-			if s, ok := stringValue(v); ok && len(s) > 0 {
-				w.out = append(w.out, v...)
-			} else {
-				w.out = append(w.out, tr.id...)
-			}
-		case "created":
-			w.key("created")
-			if len(v) > 0 && v[0] >= '1' && v[0] <= '9' {
-				w.out = append(w.out, v...)
-			} else {
-				w.out = strconv.AppendInt(w.out, tr.t.Created, 10)
-			}
-		case "choices":
-			w.key("choices")
-			start := len(w.out)
-			w.out = tr.appendChoices(w.out, v, chunk)
-			if chunk {
-				tr.noteChoices(w.out[start:])
-			}
-		case "usage":
-			switch um {
-			case usageKeep:
-				w.key("usage")
-				w.out = tr.appendUsage(w.out, v)
-			case usageNull:
-				w.key("usage")
-				w.out = append(w.out, "null"...)
-			}
-		case "system_fingerprint", "service_tier":
-			w.member(k, v)
-		case "prompt_filter_results", "prompt_annotations":
-			// Azure's, also when its v1 API is configured as kind openai.
-		default:
-			tr.unknown(&w, k, v)
+	if hd.n < 0 {
+		return appendMembers(out, obj, func(w writer, k, v []byte) writer {
+			return tr.objectMember(w, &kb, k, v, chunk, um)
+		})
+	}
+	w := writer{out: out}
+	w.open()
+	for _, m := range hd.members[:hd.n] {
+		w = tr.objectMember(w, &kb, m.key, m.val, chunk, um)
+	}
+	w.close()
+	return w.out
+}
+
+// objectMember writes one member of a completion or chunk as the client
+// gets it.
+func (tr *Translator) objectMember(w writer, kb *keyBuf, k, v []byte, chunk bool, um usageMode) writer {
+	switch string(kb.canon(k)) {
+	case "model":
+		w.key("model")
+		w.out = append(w.out, tr.clientModel...)
+	case "object":
+		w.key("object")
+		if chunk {
+			w.out = append(w.out, objectChunk...)
+		} else {
+			w.out = append(w.out, objectCompletion...)
 		}
-		return w
-	})
+	case "id":
+		// Azure's filter-only chunk has an empty id; so may others.
+		w.key("id")
+		if s, ok := stringValue(v); ok && len(s) > 0 {
+			w.out = append(w.out, v...)
+		} else {
+			w.out = append(w.out, tr.id...)
+		}
+	case "created":
+		w.key("created")
+		if len(v) > 0 && v[0] >= '1' && v[0] <= '9' {
+			w.out = append(w.out, v...)
+		} else {
+			w.out = strconv.AppendInt(w.out, tr.t.Created, 10)
+		}
+	case "choices":
+		w.key("choices")
+		w.out = tr.appendChoices(w.out, v, chunk)
+	case "usage":
+		switch um {
+		case usageKeep:
+			w.key("usage")
+			w.out = tr.appendUsage(w.out, v)
+		case usageNull:
+			w.key("usage")
+			w.out = append(w.out, "null"...)
+		}
+	case "system_fingerprint", "service_tier":
+		w.member(k, v)
+	case "prompt_filter_results", "prompt_annotations":
+		// Azure's, also when its v1 API is configured as kind openai.
+	default:
+		tr.unknown(&w, k, v)
+	}
+	return w
 }
 
 // appendUsage writes a usage object as OpenAI spells it: for strict
@@ -235,7 +264,9 @@ func (tr *Translator) appendChoice(out, c []byte, chunk bool) []byte {
 			w.out = append(w.out, finishReason(v)...)
 		case "delta", "message":
 			w.rawKey(k)
-			w.out = tr.appendMessage(w.out, v, chunk, index)
+			// What a chunk's delta sends is taken in as it is written, as
+			// readback would read it back: under a name spelled exactly.
+			w.out = tr.appendMessage(w.out, v, chunk, index, chunk && named(k, "delta"))
 		case "logprobs":
 			w.member(k, v)
 		case "content_filter_results", "content_filter_offsets":
@@ -284,19 +315,26 @@ func finishReason(v []byte) []byte {
 // appendMessage writes a message or delta; reasoning fields (DeepSeek's
 // reasoning_content, vLLM's and Ollama's reasoning) are not OpenAI's and
 // are dropped with every other provider field.
-func (tr *Translator) appendMessage(out, msg []byte, chunk bool, choice int) []byte {
+func (tr *Translator) appendMessage(out, msg []byte, chunk bool, choice int, note bool) []byte {
 	var kb keyBuf
 	return appendMembers(out, msg, func(w writer, k, v []byte) writer {
 		switch string(kb.canon(k)) {
 		case "tool_calls":
+			w.rawKey(k)
+			start := len(w.out)
 			if tr.q.strictResponse || tr.idBack != nil {
-				w.rawKey(k)
 				w.out = tr.appendToolCalls(w.out, v, chunk, choice)
 			} else {
-				w.member(k, v)
+				w.out = append(w.out, v...)
+			}
+			if note && named(k, "tool_calls") {
+				tr.noteToolCalls(w.out[start:])
 			}
 		case "role", "content", "refusal", "function_call", "annotations", "audio":
 			w.member(k, v)
+			if note && (named(k, "content") || named(k, "refusal")) {
+				tr.noteString(v)
+			}
 		default:
 			tr.unknown(&w, k, v)
 		}

@@ -29,6 +29,20 @@ func skipSpace(b []byte, i int) int {
 // -1 if it is not closed.
 func stringEnd(b []byte, i int) int {
 	j := i + 1
+	// Most strings an event holds are short (keys, ids, a token or two of
+	// content): a plain loop finds their end before bytes.IndexByte has
+	// set up its vector search.
+	for end := min(len(b), j+shortString); j < end; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	if j >= len(b) {
+		return -1
+	}
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
@@ -47,6 +61,9 @@ func stringEnd(b []byte, i int) int {
 		j++
 	}
 }
+
+// shortString is how far stringEnd looks byte by byte.
+const shortString = 16
 
 // valueEnd returns the index just past the value that starts at b[i], or
 // -1 if there is none.
@@ -218,23 +235,36 @@ type keyBuf [40]byte
 // owns "model" (Go decoders upstream match keys case-insensitively). Keys
 // too long to be any name the gateway knows come back as "".
 func (kb *keyBuf) canon(raw []byte) []byte {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		var s string
-		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
-			return nil
+	if len(raw) <= len(kb) {
+		i := 0
+		for ; i < len(raw); i++ {
+			c := raw[i]
+			if c == '\\' {
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			kb[i] = c
 		}
-		raw = []byte(s)
-	}
-	if len(raw) > len(kb) {
+		if i == len(raw) {
+			return kb[:len(raw)]
+		}
+	} else if bytes.IndexByte(raw, '\\') < 0 {
 		return nil
 	}
-	for i, c := range raw {
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil || len(s) > len(kb) {
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		kb[i] = c
 	}
-	return kb[:len(raw)]
+	return kb[:len(s)]
 }
 
 // isEmptyValue reports whether a raw value asks for nothing: null, false,

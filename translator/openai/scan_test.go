@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -197,4 +198,37 @@ func FuzzScanHead(f *testing.F) {
 			t.Fatalf("scanHead(%q) ok = %v, want %v", b, ok, wantObject)
 		}
 	})
+}
+
+// TestStringEndAroundTheShortLoop: stringEnd finds a string's end whether
+// it falls in the byte-by-byte part or after it, with escapes on either
+// side of the hand-over; as a plain scan does.
+func TestStringEndAroundTheShortLoop(t *testing.T) {
+	plain := func(b []byte, i int) int {
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	}
+	for n := range 3 * shortString {
+		for esc := -1; esc < n; esc++ {
+			for _, escaped := range []byte{'"', '\\', 'n'} {
+				body := bytes.Repeat([]byte{'a'}, n)
+				if esc >= 0 {
+					body = slices.Concat(body[:esc], []byte{'\\', escaped}, body[esc:])
+				}
+				for _, tail := range []string{`"`, `","b":1`, ``, `\`} {
+					b := slices.Concat([]byte(`x"`), body, []byte(tail))
+					if got, want := stringEnd(b, 1), plain(b, 1); got != want {
+						t.Fatalf("stringEnd(%q) = %d, want %d", b, got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // Sent implements [translator.Reporter]. The text is taken from the
-// choices as they were written for the client, so it is what
-// readback.Chunk would read back from the event, for one scan of the
-// choices instead of a second reading of the whole event.
+// choices as they are written for the client, so it is what
+// readback.Chunk would read back from the event, without a second
+// reading of it.
 func (tr *Translator) Sent(text []byte) (_ []byte, errorType string) {
 	return append(text, tr.sentText...), tr.sentError
 }
@@ -27,21 +27,14 @@ func (tr *Translator) emitError(out []byte, e *openaiapi.Error) []byte {
 	return append(out, e.StreamEvent()...)
 }
 
-// noteChoices takes in the generated text of a chunk's choices as the
-// client gets them: each choice's delta's content and refusal, and its
-// tool calls' function names and arguments. Member names are matched as
-// readback matches them, exactly.
-func (tr *Translator) noteChoices(arr []byte) {
-	forInner(arr, "delta", func(k, v []byte) {
-		switch {
-		case named(k, "content"), named(k, "refusal"):
+// noteToolCalls takes in what a chunk's tool calls, arr as the client gets
+// it, send: their function names and arguments. Member names are matched
+// as readback matches them, exactly. A delta's content and refusal are
+// taken in as appendMessage writes them.
+func (tr *Translator) noteToolCalls(arr []byte) {
+	forInner(arr, "function", func(k, v []byte) {
+		if named(k, "name") || named(k, "arguments") {
 			tr.noteString(v)
-		case named(k, "tool_calls"):
-			forInner(v, "function", func(k, v []byte) {
-				if named(k, "name") || named(k, "arguments") {
-					tr.noteString(v)
-				}
-			})
 		}
 	})
 }

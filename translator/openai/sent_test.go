@@ -17,6 +17,8 @@ func TestSentMatchesReadback(t *testing.T) {
 		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a\"b\n\\c"}},{"index":1,"delta":{"content":"bad ` + "\xff" + ` utf8"}}]}`,
 		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"Content":"not this","con\u0074ent":"but this"}}]}`,
 		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get","arguments":{"a":1}}}]}}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"Delta":{"content":"not this either"}},{"index":1,"del\u0074a":{"content":"this","content":"twice","Tool_calls":[{"function":{"name":"not this"}}]}}]}`,
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"Function":{"name":"not this"}},{"index":1,"function":{"Name":"nor this","arguments":"{\"b\":2}"}}]}}]}`,
 		`{"error":{"message":"overloaded","type":"server_error"}}`,
 	}
 	var in []byte

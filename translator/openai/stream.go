@@ -85,7 +85,7 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 			tr.deferUsage(&hd, usage)
 			return sse.AppendData(out, tr.pendingUsage)
 		}
-		return tr.emit(out, data, usageKeep, hint)
+		return tr.emit(out, &hd, data, usageKeep, hint)
 	}
 	um := usageDrop
 	if tr.includeUsage {
@@ -94,15 +94,15 @@ func (tr *Translator) event(out []byte, ev sse.Event, hint int, last bool) []byt
 			tr.deferUsage(&hd, usage)
 		}
 	}
-	return tr.emit(out, data, um, hint)
+	return tr.emit(out, &hd, data, um, hint)
 }
 
-func (tr *Translator) emit(out, data []byte, um usageMode, hint int) []byte {
+func (tr *Translator) emit(out []byte, hd *head, data []byte, um usageMode, hint int) []byte {
 	if out == nil {
 		out = make([]byte, 0, max(hint, len(data)+len(tr.clientModel)+16))
 	}
 	out = append(out, eventPrefix...)
-	out = tr.appendObject(out, data, true, um)
+	out = tr.appendObject(out, hd, data, true, um)
 	return append(out, '\n', '\n')
 }
 
