@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -277,8 +276,7 @@ func (w *Writer) endHold(r Record) bool {
 	if h == nil || h.ended {
 		return false
 	}
-	r.Latency = h.rec.Latency
-	if !reflect.DeepEqual(h.rec, r) {
+	if !h.rec.sameAnswer(&r) {
 		return false
 	}
 	h.ended, h.rec = true, Record{}
