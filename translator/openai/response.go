@@ -35,15 +35,23 @@ func (tr *Translator) Complete(status int, h translator.Headers, body []byte) tr
 // list before it rewrites it.
 type head struct {
 	id, created, choices, usage, err, xgroq, data []byte
-	// members are the object's members as scanHead read them, n of them,
-	// so that the rewrite need not find them again; more than fit leave
-	// n at -1, and the rewrite reads the object itself.
+	// members are where the object's members lie, as scanHead read them,
+	// n of them, so that the rewrite need not find them again; more than
+	// fit leave n at -1, and the rewrite reads the object itself. Offsets,
+	// not slices: a head is made for every streamed event, and offsets
+	// cost it no pointers to clear and copy.
 	members [headMembers]member
 	n       int
 }
 
-// member is a key, as written, and its raw value.
-type member struct{ key, val []byte }
+// member is where a key, as written, and its raw value lie in the object.
+type member struct{ k0, k1, v0, v1 int32 }
+
+// at is the member's key and value in b, the object it was read from.
+func (m member) at(b []byte) (key, val []byte) { return b[m.k0:m.k1], b[m.v0:m.v1] }
+
+// offset is where sub, a slice of b, begins in b.
+func offset(b, sub []byte) int32 { return int32(cap(b) - cap(sub)) }
 
 // headMembers is how many members scanHead keeps: a chunk has about
 // eight.
@@ -59,7 +67,8 @@ func scanHead(b []byte) (hd head, ok bool) {
 	var kb keyBuf
 	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
 		if hd.n >= 0 && hd.n < headMembers {
-			hd.members[hd.n] = member{k, v}
+			k0, v0 := offset(b, k), offset(b, v)
+			hd.members[hd.n] = member{k0, k0 + int32(len(k)), v0, v0 + int32(len(v))}
 			hd.n++
 		} else {
 			hd.n = -1
@@ -144,7 +153,8 @@ func (tr *Translator) appendObject(out []byte, hd *head, obj []byte, chunk bool,
 	w := writer{out: out}
 	w.open()
 	for _, m := range hd.members[:hd.n] {
-		w = tr.objectMember(w, &kb, m.key, m.val, chunk, um)
+		k, v := m.at(obj)
+		w = tr.objectMember(w, &kb, k, v, chunk, um)
 	}
 	w.close()
 	return w.out
