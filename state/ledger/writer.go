@@ -210,7 +210,7 @@ func (w *Writer) Hold(r Record) {
 	if r.Time.IsZero() {
 		r.Time = w.o.Now()
 	}
-	b, _ := json.Marshal(r) // a Record always encodes
+	b := r.appendJSON(make([]byte, 0, recordJSONSize))
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
 	if _, dup := w.held[r.RequestID]; dup {
@@ -293,7 +293,7 @@ func (w *Writer) Write(r Record) {
 	var encoded []byte
 	held := w.o.Spool != nil && r.RequestID != "" && w.endHold(r)
 	if w.o.Spool != nil && r.RequestID != "" && !held {
-		encoded, _ = json.Marshal(r) // a Record always encodes
+		encoded = r.appendJSON(make([]byte, 0, recordJSONSize))
 	}
 	w.mu.Lock()
 	reason := ""
