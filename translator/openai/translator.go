@@ -59,12 +59,15 @@ func New(t translator.Target) *Translator { return NewWithDialect(t, DialectGene
 // openai_compatible provider is the server d names. For other kinds d is
 // ignored.
 func NewWithDialect(t translator.Target, d Dialect) *Translator {
-	return &Translator{
+	tr := &Translator{
 		t:           t,
 		q:           quirksFor(t.Provider, d),
 		clientModel: appendString(nil, t.ClientModel),
 		id:          appendString(nil, t.ID),
 	}
+	// StreamChunk is done with each event before it reads the next.
+	tr.r.Borrow = true
+	return tr
 }
 
 // IsStream implements [translator.Translator.IsStream].

@@ -17,6 +17,12 @@ type Event struct {
 // reader holds no buffer unless an event spans two chunks: an answer may
 // stream for minutes, and a gateway holds thousands of them.
 type Reader struct {
+	// Borrow, when set, makes an event's Data the fed chunk's or the
+	// reader's own bytes instead of a copy: valid until the next Feed,
+	// Next or Flush. For a caller done with each event before it reads
+	// the next, it saves an allocation an event.
+	Borrow bool
+
 	// buf is what is left to read: the caller's chunk (borrowed) while
 	// Next reads it, else the reader's own copy.
 	buf      []byte
@@ -92,7 +98,10 @@ func (r *Reader) dispatch() Event {
 	if d == nil {
 		d = r.data
 	}
-	ev := Event{Name: string(r.name), Data: append([]byte(nil), d...)}
+	ev := Event{Name: string(r.name), Data: d}
+	if !r.Borrow {
+		ev.Data = append([]byte(nil), d...)
+	}
 	r.name, r.line, r.data, r.hasData = r.name[:0], nil, r.data[:0], false
 	return ev
 }

@@ -9,9 +9,19 @@ import (
 
 // readAll reads the chunks as a translator does, and scribbles over each
 // once read: the reader borrows a chunk only until Next returns false.
-func readAll(chunks ...string) []Event {
-	var r Reader
+func readAll(chunks ...string) []Event { return read(false, chunks...) }
+
+// read reads the chunks with a reader that borrows or not; a borrowed
+// event is copied before the next read, as its contract asks, and its
+// chunk overwritten once read, so that an event that outlived its bytes
+// shows.
+func read(borrow bool, chunks ...string) []Event {
+	r := Reader{Borrow: borrow}
 	var got []Event
+	keep := func(ev Event) {
+		ev.Data = append([]byte(nil), ev.Data...)
+		got = append(got, ev)
+	}
 	for _, c := range chunks {
 		b := []byte(c)
 		r.Feed(b)
@@ -20,14 +30,14 @@ func readAll(chunks ...string) []Event {
 			if !ok {
 				break
 			}
-			got = append(got, ev)
+			keep(ev)
 		}
 		for i := range b {
 			b[i] = 'X'
 		}
 	}
 	if ev, ok := r.Flush(); ok {
-		got = append(got, ev)
+		keep(ev)
 	}
 	return got
 }
@@ -73,9 +83,11 @@ func TestReaderEverySplit(t *testing.T) {
 		want := readAll(s)
 		for i := range len(s) + 1 {
 			for j := i; j <= len(s); j++ {
-				got := readAll(s[:i], s[i:j], s[j:])
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Fatalf("split at %d,%d of %q (-want +got):\n%s", i, j, s, diff)
+				for _, borrow := range []bool{false, true} {
+					got := read(borrow, s[:i], s[i:j], s[j:])
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("split at %d,%d of %q, borrowing %v (-want +got):\n%s", i, j, s, borrow, diff)
+					}
 				}
 			}
 		}
@@ -158,4 +170,22 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReaderBorrowAllocatesNothing: a borrowing reader hands out events
+// without a copy.
+func TestReaderBorrowAllocatesNothing(t *testing.T) {
+	chunk := []byte("data: {\"a\":1}\n\ndata: {\"b\":2}\n\n")
+	r := Reader{Borrow: true}
+	allocs := testing.AllocsPerRun(100, func() {
+		r.Feed(chunk)
+		for {
+			if _, ok := r.Next(); !ok {
+				break
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.0f allocations for two borrowed events, want 0", allocs)
+	}
 }
