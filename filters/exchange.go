@@ -561,8 +561,15 @@ func (x *Exchange) SetRequestHeader(k, v string) {
 	x.reqSet = append(x.reqSet, Header{Key: k, Value: v})
 }
 
-// RemoveRequestHeader removes a header from the request sent upstream.
-func (x *Exchange) RemoveRequestHeader(k string) { x.reqRemove = append(x.reqRemove, k) }
+// RemoveRequestHeader removes a header from the request sent upstream. A
+// header the client did not send is left alone: each removal costs Envoy
+// a search of the request's headers, found or not (about 1,500
+// instructions).
+func (x *Exchange) RemoveRequestHeader(k string) {
+	if slices.ContainsFunc(x.Header, func(h Header) bool { return h.Key == k }) {
+		x.reqRemove = append(x.reqRemove, k)
+	}
+}
 
 // SetResponseHeader sets a header on the response sent to the client.
 func (x *Exchange) SetResponseHeader(k, v string) {

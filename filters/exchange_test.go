@@ -3,6 +3,7 @@ package filters
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,5 +79,16 @@ func TestReleaseRequest(t *testing.T) {
 				t.Errorf("not released once every attempt was sent: body %s, sum %s", x.Body, x.ClientBodySHA256())
 			}
 		})
+	}
+}
+
+// TestRemoveRequestHeader: a header the client sent is removed; one it did
+// not send is not asked for, since every removal costs Envoy a search.
+func TestRemoveRequestHeader(t *testing.T) {
+	x := &Exchange{Header: Headers{{Key: "authorization", Value: "Bearer k"}}}
+	x.RemoveRequestHeader("authorization")
+	x.RemoveRequestHeader("x-api-key")
+	if _, removed := x.TakeRequestMutations(); !slices.Equal(removed, []string{"authorization"}) {
+		t.Errorf("removed %v, want [authorization]", removed)
 	}
 }

@@ -29,6 +29,23 @@ var clientRouterHeaders = []string{
 	"x-envoy-upstream-rq-timeout-alt-response", "x-envoy-expected-rq-timeout-ms", "x-envoy-upstream-stream-duration-ms",
 }
 
+// internalResponseHeaders are what Envoy tells ext_proc on a response
+// (its own replies, a hedge's winner), never the client's to see.
+var internalResponseHeaders = []string{contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader, contract.AnsweredByHeader}
+
+var contentLength = []string{"content-length"}
+
+// appendPresent appends those of names that hdrs has: each removal Envoy
+// is sent costs it a search of the request's headers, found or not.
+func appendPresent(remove []string, hdrs filters.Headers, names []string) []string {
+	for _, n := range names {
+		if slices.ContainsFunc(hdrs, func(h filters.Header) bool { return h.Key == n }) {
+			remove = append(remove, n)
+		}
+	}
+	return remove
+}
+
 // toHeaders reads the headers of a message from Envoy. The values alias
 // the message's own bytes, which nothing writes to once it is received.
 func toHeaders(m *corev3.HeaderMap) filters.Headers {

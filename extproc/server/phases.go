@@ -122,7 +122,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 			filters.Header{Key: "x-envoy-upstream-rq-per-try-timeout-ms", Value: strconv.FormatInt(max(x.Hedge.After.Milliseconds(), 1), 10)},
 			filters.Header{Key: "x-envoy-hedge-on-per-try-timeout", Value: "true"})
 	}
-	remove = append(append(remove, slices.DeleteFunc(up.remove, removedByRoute)...), clientRouterHeaders...)
+	remove = appendPresent(append(remove, slices.DeleteFunc(up.remove, removedByRoute)...), x.Header, clientRouterHeaders)
 	bound := x.Route.AnswerTimeout
 	if x.Chat != nil && x.Chat.Stream {
 		// ext_proc cuts a stream at stream_timeout, on the first chunk
@@ -161,13 +161,18 @@ func (s *Server) translated(ctx context.Context, lv *live, a *filters.Attempt, h
 		return upstream{}, errUntranslated
 	}
 	p := a.Target.Provider()
+	set := append(make([]filters.Header, 0, 4+len(a.Upstream.Header)),
+		filters.Header{Key: ":path", Value: a.Upstream.Path},
+		filters.Header{Key: ":authority", Value: p.Authority()},
+		filters.Header{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))})
+	if a.Upstream.Header.Get("accept-encoding") == "" {
+		// The answer is read, so it must come uncompressed; most
+		// translators say so themselves, and a header set twice costs
+		// Envoy twice.
+		set = append(set, filters.Header{Key: "accept-encoding", Value: "identity"})
+	}
 	return upstream{
-		set: append([]filters.Header{
-			{Key: ":path", Value: a.Upstream.Path},
-			{Key: ":authority", Value: p.Authority()},
-			{Key: "accept-encoding", Value: "identity"},
-			{Key: "content-length", Value: strconv.Itoa(len(a.Upstream.Body))},
-		}, a.Upstream.Header...),
+		set:    append(set, a.Upstream.Header...),
 		remove: keepTraceHeaders(lv.x, withheld(hdrs)),
 	}, nil
 }
@@ -222,7 +227,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 	}
 	set, remove := x.TakeResponseMutations()
 	set = append(set, filters.Header{Key: "x-request-id", Value: x.ID})
-	remove = append(remove, contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader, contract.AnsweredByHeader)
+	remove = appendPresent(remove, hdrs, internalResponseHeaders)
 	c := &extprocv3.CommonResponse{}
 	resp := respHeadersResponse(c)
 	if h.GetEndOfStream() {
@@ -240,7 +245,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		}
 	} else if x.Response.Streaming {
 		lv.streaming = true
-		remove = append(remove, "content-length")
+		remove = appendPresent(remove, hdrs, contentLength)
 		resp.ModeOverride = contract.StreamedResponseMode()
 		// No attempt can follow a provider's stream: its request's body
 		// is of no more use for as long as it streams, nor are the

@@ -165,7 +165,10 @@ func setOf(m *extprocv3.HeaderMutation) map[string]string {
 func TestRequestLifecycle(t *testing.T) {
 	h := newHarness(t)
 	s := h.stream(t, "")
-	resp := send(t, s, reqHeaders("rid-1", "Bearer sk-local-demo"))
+	req := reqHeaders("rid-1", "Bearer sk-local-demo")
+	hm := req.GetRequestHeaders().GetHeaders()
+	hm.Headers = append(hm.Headers, headers("x-envoy-retry-on", "5xx", "x-envoy-upstream-rq-per-try-timeout-ms", "1").Headers...)
+	resp := send(t, s, req)
 	if m := resp.GetRequestHeaders().GetResponse().GetHeaderMutation(); !contains(m.GetRemoveHeaders(), "authorization") {
 		t.Errorf("the client's authorization header is not removed: %v", m)
 	}
@@ -178,10 +181,11 @@ func TestRequestLifecycle(t *testing.T) {
 	if got := setOf(c.GetHeaderMutation())["x-envoy-max-retries"]; got != "0" {
 		t.Errorf("x-envoy-max-retries = %q, want 0 for a one-target plan", got)
 	}
-	// The router obeys no client's timeouts or retry rules.
-	for _, k := range []string{"x-envoy-upstream-rq-per-try-timeout-ms", "x-envoy-retry-on", "x-envoy-hedge-on-per-try-timeout"} {
-		if !contains(c.GetHeaderMutation().GetRemoveHeaders(), k) {
-			t.Errorf("a client's %s reaches Envoy's router: %v", k, c.GetHeaderMutation())
+	// The router obeys no client's timeouts or retry rules; only those
+	// the client sent are removed.
+	for k, sent := range map[string]bool{"x-envoy-upstream-rq-per-try-timeout-ms": true, "x-envoy-retry-on": true, "x-envoy-hedge-on-per-try-timeout": false} {
+		if removed := contains(c.GetHeaderMutation().GetRemoveHeaders(), k); removed != sent {
+			t.Errorf("%s (sent: %v) removed: %v: %v", k, sent, removed, c.GetHeaderMutation())
 		}
 	}
 	// ext_proc cuts a stream at stream_timeout (default: answer_timeout,

@@ -126,9 +126,17 @@ func TestRequestHeaders(t *testing.T) {
 			if tc.header.Key != "" {
 				x.Header = append(x.Header, tc.header)
 			}
+			// Every credential the client sent is removed; one it did not
+			// send needs no removal.
+			var wantRemoved []string
+			for _, k := range []string{"authorization", "x-api-key", filters.HeaderApp} {
+				if x.Header.Get(k) != "" {
+					wantRemoved = append(wantRemoved, k)
+				}
+			}
 			err := f.RequestHeaders(ctx, x)
 			_, removed := x.TakeRequestMutations()
-			if diff := cmp.Diff([]string{"authorization", "x-api-key", filters.HeaderApp}, removed); diff != "" {
+			if diff := cmp.Diff(wantRemoved, removed); diff != "" {
 				t.Errorf("removed request headers (-want +got):\n%s", diff)
 			}
 			if tc.wantStatus != 0 {
