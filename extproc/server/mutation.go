@@ -29,6 +29,38 @@ var clientRouterHeaders = []string{
 	"x-envoy-upstream-rq-timeout-alt-response", "x-envoy-expected-rq-timeout-ms", "x-envoy-upstream-stream-duration-ms",
 }
 
+// dropUnchanged removes from set the headers that hdrs, the headers Envoy
+// holds, already has with that value, once: setting one costs Envoy as
+// much as a change (a content-type the translation keeps, a path it does
+// not change). A header an earlier reply touched, or that this one
+// removes too (mutation keeps a header both set and removed), is kept.
+func dropUnchanged(set []filters.Header, hdrs filters.Headers, touched, remove []string) []filters.Header {
+	return slices.DeleteFunc(set, func(h filters.Header) bool {
+		if slices.Contains(touched, h.Key) || slices.Contains(remove, h.Key) {
+			return false
+		}
+		n, same := 0, false
+		for _, g := range hdrs {
+			if g.Key == h.Key {
+				n, same = n+1, g.Value == h.Value
+			}
+		}
+		return n == 1 && same
+	})
+}
+
+// touchedBy names the headers a reply sets or removes.
+func touchedBy(set []filters.Header, remove []string) []string {
+	if len(set) == 0 {
+		return remove
+	}
+	out := slices.Clip(remove)
+	for _, h := range set {
+		out = append(out, h.Key)
+	}
+	return out
+}
+
 // internalResponseHeaders are what Envoy tells ext_proc on a response
 // (its own replies, a hedge's winner), never the client's to see.
 var internalResponseHeaders = []string{contract.LocalReplyHeader, contract.LocalReplyFailureHeader, contract.LocalReplyAttemptHeader, contract.AnsweredByHeader}

@@ -66,6 +66,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 		return lv, resp
 	}
 	set, remove := x.TakeRequestMutations()
+	lv.touched = touchedBy(set, remove)
 	return lv, headersResponse(&extprocv3.CommonResponse{HeaderMutation: mutation(set, remove)})
 }
 
@@ -133,6 +134,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	}
 	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
+	set = dropUnchanged(set, x.Header, lv.touched, remove)
 	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
 	return c, planMetadata(&s.plans, x, a.Target.Provider().Cluster), nil
 }
@@ -254,7 +256,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		x.ReleaseRequest()
 		x.Response.Header = nil
 	}
-	c.HeaderMutation = mutation(set, remove)
+	c.HeaderMutation = mutation(dropUnchanged(set, hdrs, nil, remove), remove)
 	return resp
 }
 

@@ -78,3 +78,21 @@ func TestPlanCacheBounded(t *testing.T) {
 		t.Errorf("%d plans kept, want 1 to %d", n, maxPlans)
 	}
 }
+
+// TestDropUnchanged: a header set to the value the request has, once, is
+// not sent; one a reply touched before, one removed in the same reply, one
+// the request has twice or with another value, is.
+func TestDropUnchanged(t *testing.T) {
+	hdrs := filters.Headers{{Key: ":path", Value: "/v1/x"}, {Key: "content-type", Value: "application/json"},
+		{Key: "authorization", Value: "Bearer k"}, {Key: "x-twice", Value: "a"}, {Key: "x-twice", Value: "a"},
+		{Key: "anthropic-version", Value: "1"}, {Key: "accept", Value: "*/*"}}
+	set := []filters.Header{{Key: ":path", Value: "/v1/x"}, {Key: "content-type", Value: "application/json"},
+		{Key: "authorization", Value: "Bearer k"}, {Key: "x-twice", Value: "a"}, {Key: "anthropic-version", Value: "1"},
+		{Key: "accept", Value: "application/json"}, {Key: "x-new", Value: "v"}}
+	got := dropUnchanged(set, hdrs, []string{"authorization"}, []string{"anthropic-version"})
+	want := []filters.Header{{Key: "authorization", Value: "Bearer k"}, {Key: "x-twice", Value: "a"}, {Key: "anthropic-version", Value: "1"},
+		{Key: "accept", Value: "application/json"}, {Key: "x-new", Value: "v"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("sets sent (-want +got):\n%s", d)
+	}
+}

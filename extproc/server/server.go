@@ -85,6 +85,10 @@ type live struct {
 	// cut is set when a stream that ran past stream_timeout is sent its
 	// error event ([Server.responseBody]); the stream then ends.
 	cut bool
+	// touched names the headers the reply to the request headers set or
+	// removed: the body reply's view of the request is x.Header but for
+	// them (dropUnchanged).
+	touched []string
 	// extend asks Envoy to wait up to d for the reply to the message being
 	// processed (a hybrid request's calls take as long as answers do).
 	extend func(d time.Duration)

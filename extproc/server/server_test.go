@@ -205,9 +205,14 @@ func TestRequestLifecycle(t *testing.T) {
 		t.Errorf("%s = %v, want the first attempt's cluster", contract.TranslatedForKey, md)
 	}
 	set := setOf(c.GetHeaderMutation())
-	if set[":path"] != "/v1/chat/completions" || set[":authority"] != "127.0.0.1:9101" || set["authorization"] != "Bearer sk-provider-secret" ||
+	if set[":authority"] != "127.0.0.1:9101" || set["authorization"] != "Bearer sk-provider-secret" ||
 		set["accept-encoding"] != "identity" || set[contract.RouteHeader] != "chat" {
 		t.Errorf("first attempt's headers = %v", set)
+	}
+	// The provider's path is the client's: Envoy is not asked to set it
+	// again.
+	if p, ok := set[":path"]; ok {
+		t.Errorf(":path set to %q, the request's own", p)
 	}
 	var sent map[string]any
 	if err := json.Unmarshal(c.GetBodyMutation().GetBody(), &sent); err != nil {
