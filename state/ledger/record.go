@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -88,23 +86,6 @@ func (r *Record) Model() string {
 		return r.ServedModel
 	}
 	return r.RequestedModel
-}
-
-// sameAnswer reports whether o says what r does, its latency aside. Field
-// by field: reflect.DeepEqual allocated on every request's Done.
-// TestSameAnswerReadsEveryField holds it to the fields Record has.
-func (r *Record) sameAnswer(o *Record) bool {
-	return r.RequestID == o.RequestID && r.Time.Equal(o.Time) && r.Tenant == o.Tenant && r.App == o.App &&
-		r.KeyName == o.KeyName && r.Route == o.Route && r.RequestedModel == o.RequestedModel &&
-		r.ServedModel == o.ServedModel && r.Provider == o.Provider && r.Stream == o.Stream &&
-		r.Attempts == o.Attempts && slices.Equal(r.FallbackReasons, o.FallbackReasons) &&
-		r.InputTokens == o.InputTokens && r.OutputTokens == o.OutputTokens && r.CachedTokens == o.CachedTokens &&
-		r.CostMicros == o.CostMicros && r.StrongCostMicros == o.StrongCostMicros &&
-		r.TimeToFirstToken == o.TimeToFirstToken && r.Status == o.Status && r.ErrorType == o.ErrorType &&
-		r.SavedMicros == o.SavedMicros && r.CacheHit == o.CacheHit && r.UsageEstimated == o.UsageEstimated &&
-		r.PriceSource == o.PriceSource && r.TraceID == o.TraceID && r.RouteReason == o.RouteReason &&
-		maps.Equal(r.Tags, o.Tags) && r.SessionID == o.SessionID && r.Domain == o.Domain &&
-		r.RoutingScore == o.RoutingScore
 }
 
 // maxText bounds every text column. Some of them (the requested model) come

@@ -106,11 +106,6 @@ type Writer struct {
 	overflow int           // records dropped since the queue last had room
 	lost     error         // set by Close when it dropped records it could not write
 
-	// fromHold has the request IDs of the queued records that were not
-	// spooled: their held record, the same answer, stands for them on disk
-	// until they are written. Guarded by mu.
-	fromHold map[string]struct{}
-
 	// hmu guards the holds and the hold spool, apart from mu: a request's
 	// Hold, in the reply that sends its answer, must not queue behind
 	// another's Write (its spool append) or the writer's batches.
@@ -118,7 +113,7 @@ type Writer struct {
 	// holdOrder lists the request IDs held, oldest first, up to the first
 	// not yet released; held has those not released.
 	holdOrder []string
-	held      map[string]*hold
+	held      map[string]struct{}
 	// released is closed and replaced when a hold is let go while
 	// holdWaiters > 0 (FlushAnswered calls waiting).
 	released    chan struct{}
@@ -137,8 +132,7 @@ func NewWriter(l Sink, o WriterOptions) *Writer {
 	w := &Writer{
 		ledger: l, o: o, metrics: o.Metrics, log: o.Logger,
 		progress: make(chan struct{}), wake: make(chan struct{}, 1),
-		stop: stop, stopped: make(chan struct{}), held: map[string]*hold{}, released: make(chan struct{}),
-		fromHold: map[string]struct{}{},
+		stop: stop, stopped: make(chan struct{}), held: map[string]struct{}{}, released: make(chan struct{}),
 	}
 	if o.Spool == nil {
 		o.HoldSpool, o.Held = nil, nil
@@ -188,15 +182,6 @@ func (w *Writer) decode(b []byte) Record {
 	return r
 }
 
-// hold is a record Hold spooled, until its request's final record is
-// written (or the hold let go).
-type hold struct {
-	// rec is the record held; ended is set, and rec let go, once the
-	// request's final record, the same answer, is queued in its place.
-	rec   Record
-	ended bool
-}
-
 // Holding reports whether Hold keeps anything.
 func (w *Writer) Holding() bool { return w.o.HoldSpool != nil }
 
@@ -217,7 +202,7 @@ func (w *Writer) Hold(r Record) {
 		return
 	}
 	_ = w.o.HoldSpool.Append(b) // counted by the spool when it fails
-	w.held[r.RequestID] = &hold{rec: r}
+	w.held[r.RequestID] = struct{}{}
 	w.holdOrder = append(w.holdOrder, r.RequestID)
 }
 
@@ -236,7 +221,10 @@ func (w *Writer) release(id string) {
 		return
 	}
 	delete(w.held, id)
-	w.wakeHoldWaiters()
+	if w.holdWaiters > 0 {
+		close(w.released)
+		w.released = make(chan struct{})
+	}
 	n := 0
 	for n < len(w.holdOrder) {
 		if _, still := w.held[w.holdOrder[n]]; still {
@@ -254,36 +242,6 @@ func (w *Writer) release(id string) {
 	}
 }
 
-// wakeHoldWaiters tells FlushAnswered calls that a hold ended. The caller
-// holds hmu.
-func (w *Writer) wakeHoldWaiters() {
-	if w.holdWaiters > 0 {
-		close(w.released)
-		w.released = make(chan struct{})
-	}
-}
-
-// endHold reports whether r, a request's final record, says what the
-// record held for it said, its latency aside (Complete measured it to the
-// answer's last byte, Done to the request's end). Then the hold stays on
-// disk in its place until r is written, and r is not spooled: were the
-// process to die first, the next one would write the held record, as it
-// would have before r came.
-func (w *Writer) endHold(r Record) bool {
-	w.hmu.Lock()
-	defer w.hmu.Unlock()
-	h := w.held[r.RequestID]
-	if h == nil || h.ended {
-		return false
-	}
-	if !h.rec.sameAnswer(&r) {
-		return false
-	}
-	h.ended, h.rec = true, Record{}
-	w.wakeHoldWaiters()
-	return true
-}
-
 // Write queues r to be written. It never waits for the database. A record
 // without a Time is stamped with the writer's clock.
 func (w *Writer) Write(r Record) {
@@ -291,8 +249,7 @@ func (w *Writer) Write(r Record) {
 		r.Time = w.o.Now()
 	}
 	var encoded []byte
-	held := w.o.Spool != nil && r.RequestID != "" && w.endHold(r)
-	if w.o.Spool != nil && r.RequestID != "" && !held {
+	if w.o.Spool != nil && r.RequestID != "" {
 		encoded = r.appendJSON(make([]byte, 0, recordJSONSize))
 	}
 	w.mu.Lock()
@@ -323,10 +280,7 @@ func (w *Writer) Write(r Record) {
 	}
 	overflowed := w.overflow
 	w.overflow = 0
-	switch {
-	case held:
-		w.fromHold[r.RequestID] = struct{}{}
-	case w.o.Spool != nil:
+	if w.o.Spool != nil {
 		// Kept in memory even if the spool fails or is full; it counts that.
 		_ = w.o.Spool.Append(encoded)
 	}
@@ -335,11 +289,9 @@ func (w *Writer) Write(r Record) {
 	depth := len(w.queue)
 	w.metrics.depth(depth)
 	w.mu.Unlock()
-	if !held {
-		// After the final record is spooled and queued: FlushAnswered,
-		// seeing the hold go, then flushes a queue that has it.
-		w.Release(r.RequestID)
-	}
+	// After the final record is spooled and queued: FlushAnswered, seeing
+	// the hold go, then flushes a queue that has it.
+	w.Release(r.RequestID)
 	if overflowed > 0 {
 		w.log.Warn("ledger buffer has room again", slog.Int("dropped", overflowed))
 	}
@@ -409,8 +361,8 @@ func (w *Writer) FlushAnswered(ctx context.Context) error {
 	for {
 		w.hmu.Lock()
 		waiting = slices.DeleteFunc(waiting, func(id string) bool {
-			h := w.held[id]
-			return h == nil || h.ended
+			_, still := w.held[id]
+			return !still
 		})
 		released := w.released
 		w.hmu.Unlock()
@@ -447,7 +399,6 @@ func (w *Writer) Close(ctx context.Context) error {
 		return nil
 	}
 	w.queue = nil
-	clear(w.fromHold) // their holds stay spooled, for the next start
 	w.metrics.depth(0)
 	if w.o.Spool != nil {
 		w.log.Warn("ledger closed with usage records unwritten: they stay in the spool for the next start", slog.Int("records", left))
@@ -580,33 +531,14 @@ func (w *Writer) insert(ctx context.Context, records []Record) error {
 	return err
 }
 
-// settle takes the first n records off the queue, and off the spools.
+// settle takes the first n records off the queue.
 func (w *Writer) settle(n int) {
-	var holds []string
-	defer func() {
-		// Outside mu: a Hold must not wait for the queue.
-		if len(holds) > 0 {
-			w.hmu.Lock()
-			defer w.hmu.Unlock()
-			for _, id := range holds {
-				w.release(id)
-			}
-		}
-	}()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.fromHold) > 0 {
-		for _, r := range w.queue[:n] {
-			if _, ok := w.fromHold[r.RequestID]; ok {
-				delete(w.fromHold, r.RequestID)
-				holds = append(holds, r.RequestID)
-			}
-		}
-	}
 	clear(w.queue[:n]) // let the strings go
 	w.queue = w.queue[n:]
-	if spooled := n - len(holds); w.o.Spool != nil {
-		if err := w.o.Spool.Ack(spooled); err != nil {
+	if w.o.Spool != nil {
+		if err := w.o.Spool.Ack(n); err != nil {
 			// They are written: at worst the next start writes them again,
 			// and the ledger skips them.
 			w.log.Warn("ledger: marking written records in the spool", slog.Any("error", err))
