@@ -72,7 +72,7 @@ func (e *editor) value(depth int) error {
 			return err
 		}
 		if n, changed := e.edit(e.path, s); changed {
-			e.out = appendString(append(e.out, e.doc[e.last:start]...), n)
+			e.out = AppendString(append(e.out, e.doc[e.last:start]...), n)
 			e.last = e.i
 		}
 		return nil
@@ -277,38 +277,46 @@ func (e *editor) strRaw() (raw []byte, escaped bool, err error) {
 	}
 }
 
-// appendString appends s as a JSON string, escaping only what JSON
+// AppendString appends s as a JSON string, escaping only what JSON
 // requires (quotes, backslashes, control characters), so text keeps its
-// characters as they are.
-func appendString(b []byte, s string) []byte {
+// characters as they are; bytes that are not UTF-8 become U+FFFD, as
+// encoding/json writes them. Runs that need no escape are copied whole.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-		default:
+		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+size]...)
+				b = append(append(b, s[start:i]...), `\ufffd`...)
+				start = i + 1
 			}
 			i += size
 			continue
 		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
 		i++
+		start = i
 	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

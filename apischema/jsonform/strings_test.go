@@ -125,3 +125,22 @@ func FuzzLiteral(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendString: what AppendString writes, encoding/json reads back as
+// the string, bytes that are not UTF-8 as U+FFFD (encoding/json's own
+// reading of them).
+func TestAppendString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", `quo"te`, `back\slash`, "new\nline\ttab\r", "\x00\x1f", "é ☃ 😀", "bad \xff\xfe utf8 \xe2\x82", "\u2028<&>"} {
+		var got string
+		if err := json.Unmarshal(AppendString(nil, s), &got); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		want, _ := json.Marshal(s)
+		var fromJSON string
+		_ = json.Unmarshal(want, &fromJSON)
+		if got != fromJSON {
+			t.Errorf("%q read back as %q, encoding/json's as %q", s, got, fromJSON)
+		}
+	}
+}

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/switchyard/switchyard/apischema/jsonform"
 )
 
 // appendJSON appends the record as encoding/json encodes the struct (the
@@ -15,26 +16,16 @@ import (
 // fails it does not: a RoutingScore that is not a number is written 0 (as
 // the ledger stores it). TestRecordJSON holds it to encoding/json's form.
 func (r *Record) appendJSON(b []byte) []byte {
-	str := func(name, v string) {
+	key := func(name string) {
 		b = append(b, `,"`...)
 		b = append(b, name...)
 		b = append(b, `":`...)
-		b = appendJSONString(b, v)
 	}
-	num := func(name string, v int64) {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = strconv.AppendInt(b, v, 10)
-	}
-	flag := func(name string, v bool) {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = strconv.AppendBool(b, v)
-	}
+	str := func(name, v string) { key(name); b = jsonform.AppendString(b, v) }
+	num := func(name string, v int64) { key(name); b = strconv.AppendInt(b, v, 10) }
+	flag := func(name string, v bool) { key(name); b = strconv.AppendBool(b, v) }
 	b = append(b, `{"RequestID":`...)
-	b = appendJSONString(b, r.RequestID)
+	b = jsonform.AppendString(b, r.RequestID)
 	b = append(b, `,"Time":"`...)
 	b = r.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
@@ -47,7 +38,7 @@ func (r *Record) appendJSON(b []byte) []byte {
 	str("Provider", r.Provider)
 	flag("Stream", r.Stream)
 	num("Attempts", int64(r.Attempts))
-	b = append(b, `,"FallbackReasons":`...)
+	key("FallbackReasons")
 	b = appendJSONStrings(b, r.FallbackReasons)
 	num("InputTokens", r.InputTokens)
 	num("OutputTokens", r.OutputTokens)
@@ -64,11 +55,11 @@ func (r *Record) appendJSON(b []byte) []byte {
 	str("PriceSource", r.PriceSource)
 	str("TraceID", r.TraceID)
 	str("RouteReason", r.RouteReason)
-	b = append(b, `,"Tags":`...)
+	key("Tags")
 	b = appendJSONTags(b, r.Tags)
 	str("SessionID", r.SessionID)
 	str("Domain", r.Domain)
-	b = append(b, `,"RoutingScore":`...)
+	key("RoutingScore")
 	score := r.RoutingScore
 	if math.IsNaN(score) || math.IsInf(score, 0) {
 		score = 0
@@ -90,7 +81,7 @@ func appendJSONStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonform.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -111,53 +102,9 @@ func appendJSONTags(b []byte, tags map[string]string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = jsonform.AppendString(b, k)
 		b = append(b, ':')
-		b = appendJSONString(b, tags[k])
+		b = jsonform.AppendString(b, tags[k])
 	}
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, bytes that are not UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyard/switchyard/apischema/jsonform"
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -175,7 +176,7 @@ func (tr *Translator) patchBody(raw []byte, extra int, f func(w writer, name, ke
 // putModel writes the model member of a provider request.
 func (tr *Translator) putModel(w *writer) {
 	w.key("model")
-	w.out = appendString(w.out, tr.t.Model.Upstream)
+	w.out = jsonform.AppendString(w.out, tr.t.Model.Upstream)
 }
 
 func hasDeveloper(req *openaiapi.ChatRequest) bool {

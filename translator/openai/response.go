@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/switchyard/switchyard/apischema/jsonform"
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/translator"
 )
@@ -428,7 +429,7 @@ func (tr *Translator) appendClientID(out, v []byte) []byte {
 	if tr.idBack != nil {
 		if s, ok := stringValue(v); ok {
 			if orig, ok := tr.idBack[string(s)]; ok {
-				return appendString(out, orig)
+				return jsonform.AppendString(out, orig)
 			}
 		}
 	}

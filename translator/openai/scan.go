@@ -3,6 +3,8 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/switchyard/switchyard/apischema/jsonform"
 )
 
 // The translator patches JSON rather than decoding it into maps and
@@ -382,35 +384,6 @@ func appendArray(out, arr []byte, f func(out, el []byte) []byte) []byte {
 	return append(out, ']')
 }
 
-// appendString appends s as a JSON string.
-func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
-	const hex = "0123456789abcdef"
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		out = append(out, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		default:
-			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
-}
-
 // appendCompactString appends a valid JSON value, without the space
 // between its tokens, as a JSON string.
 func appendCompactString(out, v []byte) []byte {
@@ -430,7 +403,7 @@ func appendCompactString(out, v []byte) []byte {
 		}
 		compact = append(compact, c)
 	}
-	return appendString(out, compact)
+	return jsonform.AppendString(out, string(compact))
 }
 
 // maxDepth bounds nesting as encoding/json does, so that hostile input

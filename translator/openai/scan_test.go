@@ -129,16 +129,6 @@ func TestIsEmptyValue(t *testing.T) {
 	}
 }
 
-func TestAppendString(t *testing.T) {
-	t.Parallel()
-	for _, s := range []string{"", "plain", `quo"te`, `back\slash`, "new\nline\ttab\r", "\x00\x1f", "é ☃"} {
-		var got string
-		if err := json.Unmarshal(appendString(nil, s), &got); err != nil || got != s {
-			t.Errorf("got %q (%v), want %q back", got, err, s)
-		}
-	}
-}
-
 // FuzzObjectMembers: on any valid JSON object the scanner sees the members
 // encoding/json sees.
 func FuzzObjectMembers(f *testing.F) {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/switchyard/switchyard/apischema/jsonform"
 	"github.com/switchyard/switchyard/apischema/openaiapi"
 	"github.com/switchyard/switchyard/configs/policy"
 	"github.com/switchyard/switchyard/translator"
@@ -62,8 +63,8 @@ func NewWithDialect(t translator.Target, d Dialect) *Translator {
 	tr := &Translator{
 		t:           t,
 		q:           quirksFor(t.Provider, d),
-		clientModel: appendString(nil, t.ClientModel),
-		id:          appendString(nil, t.ID),
+		clientModel: jsonform.AppendString(nil, t.ClientModel),
+		id:          jsonform.AppendString(nil, t.ID),
 	}
 	// StreamChunk is done with each event before it reads the next.
 	tr.r.Borrow = true
