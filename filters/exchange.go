@@ -566,7 +566,7 @@ func (x *Exchange) SetRequestHeader(k, v string) {
 // a search of the request's headers, found or not (about 1,500
 // instructions).
 func (x *Exchange) RemoveRequestHeader(k string) {
-	if slices.ContainsFunc(x.Header, func(h Header) bool { return h.Key == k }) {
+	if x.Header.Has(k) {
 		x.reqRemove = append(x.reqRemove, k)
 	}
 }

@@ -5,6 +5,7 @@
 package translator
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/switchyard/switchyard/apischema/openaiapi"
@@ -127,6 +128,11 @@ type Header struct{ Key, Value string }
 
 // Headers is a list of headers with lower-case keys.
 type Headers []Header
+
+// Has reports whether key is among the headers, with any value.
+func (h Headers) Has(key string) bool {
+	return slices.ContainsFunc(h, func(kv Header) bool { return kv.Key == key })
+}
 
 // Get returns the first value of key, or "".
 func (h Headers) Get(key string) string {

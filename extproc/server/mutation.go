@@ -68,10 +68,10 @@ var internalResponseHeaders = []string{contract.LocalReplyHeader, contract.Local
 var contentLength = []string{"content-length"}
 
 // appendPresent appends those of names that hdrs has: each removal Envoy
-// is sent costs it a search of the request's headers, found or not.
+// is sent costs it a search of the message's headers, found or not.
 func appendPresent(remove []string, hdrs filters.Headers, names []string) []string {
 	for _, n := range names {
-		if slices.ContainsFunc(hdrs, func(h filters.Header) bool { return h.Key == n }) {
+		if hdrs.Has(n) {
 			remove = append(remove, n)
 		}
 	}
