@@ -105,6 +105,10 @@ type Spool struct {
 	// rotated are the files of segments rotated away since the last sync,
 	// which it makes durable and closes.
 	rotated []*os.File
+	// delivered are the segments acknowledged whole since the last sync,
+	// which deletes their files: an unlink of a full segment can take
+	// milliseconds, and appends must not wait for it.
+	delivered []uint64
 	// syncing makes syncs one at a time; it is taken before mu.
 	syncing sync.Mutex
 	// fsync is (*os.File).Sync; a test holds it up.
@@ -378,8 +382,9 @@ func (s *Spool) rotate() error {
 
 // Ack marks the n oldest pending records delivered: they are not returned
 // by the next Open, once the mark is written. Segments left without pending
-// records are deleted. The mark itself is written, and the segment appended
-// to emptied when all of it is delivered, by the next sync (every
+// records no longer count against Options.MaxBytes and are deleted by the
+// next sync. The mark itself is written, and the segment appended to
+// emptied when all of it is delivered, by the next sync (every
 // Options.SyncEvery, and at Close): an acknowledgement on every request
 // would cost the request path two system calls, and a process that dies
 // before the mark is written only replays what it had delivered, which
@@ -401,9 +406,7 @@ func (s *Spool) Ack(n int) error {
 		if len(head.ends) > 0 || len(s.segs) == 1 {
 			break
 		}
-		if err := os.Remove(s.segPath(head.seq)); err != nil {
-			return fmt.Errorf("spool %s: %w", s.name, err)
-		}
+		s.delivered = append(s.delivered, head.seq)
 		s.bytes -= head.size
 		s.segs = s.segs[1:]
 	}
@@ -487,9 +490,19 @@ func (s *Spool) Sync() error {
 		s.mu.Unlock()
 		return err
 	}
-	dirty, rotated, cur := s.dirty, s.rotated, s.segs[len(s.segs)-1].f
-	s.dirty, s.rotated = false, nil
+	dirty, rotated, delivered, cur := s.dirty, s.rotated, s.delivered, s.segs[len(s.segs)-1].f
+	s.dirty, s.rotated, s.delivered = false, nil, nil
 	s.mu.Unlock()
+	// The mark written, a crash before these are gone only leaves files
+	// the next Open deletes unread (they are older than the mark).
+	for i, seq := range delivered {
+		if err := os.Remove(s.segPath(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.mu.Lock()
+			s.delivered = append(delivered[i:], s.delivered...)
+			s.mu.Unlock()
+			return fmt.Errorf("spool %s: %w", s.name, err)
+		}
+	}
 	var err error
 	for i, f := range rotated {
 		if err = s.fsync(f); err != nil {

@@ -118,10 +118,10 @@ func TestReplayedUntilAcknowledged(t *testing.T) {
 }
 
 // TestDeliveredSegmentsAreDeleted: the files shrink as records are
-// acknowledged; a spool all delivered holds no bytes.
+// acknowledged, at the next sync; a spool all delivered holds no bytes.
 func TestDeliveredSegmentsAreDeleted(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := open(t, dir, Options{SegmentBytes: 100})
+	s, _ := open(t, dir, Options{SegmentBytes: 100, SyncEvery: time.Hour})
 	appendAll(t, s, names("record", 100)...)
 	full := s.Bytes()
 	segs, _ := filepath.Glob(filepath.Join(dir, "test", "*.seg"))
@@ -131,9 +131,19 @@ func TestDeliveredSegmentsAreDeleted(t *testing.T) {
 	if err := s.Ack(50); err != nil {
 		t.Fatal(err)
 	}
+	if s.Bytes() >= full*2/3 {
+		t.Errorf("after half acknowledged: %d of %d bytes", s.Bytes(), full)
+	}
+	// The files go at the next sync, not under the lock appends take.
+	if kept, _ := filepath.Glob(filepath.Join(dir, "test", "*.seg")); len(kept) != len(segs) {
+		t.Errorf("acknowledging deleted %d segments before a sync", len(segs)-len(kept))
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	half, _ := filepath.Glob(filepath.Join(dir, "test", "*.seg"))
-	if len(half) >= len(segs)*2/3 || s.Bytes() >= full*2/3 {
-		t.Errorf("after half acknowledged: %d of %d segments, %d of %d bytes", len(half), len(segs), s.Bytes(), full)
+	if len(half) >= len(segs)*2/3 {
+		t.Errorf("after half acknowledged and a sync: %d of %d segments", len(half), len(segs))
 	}
 	if err := s.Ack(50); err != nil {
 		t.Fatal(err)
