@@ -71,7 +71,9 @@ type DoneHook interface {
 	Done(ctx context.Context, x *Exchange, cause error)
 }
 
-// Chunk is a piece of the response body.
+// Chunk is a piece of the response body. A hook that changes it sets
+// Data to new bytes, never writes into the ones it was given: a chunk
+// whose bytes are the ones that came is passed on as Envoy holds it.
 type Chunk struct {
 	Data []byte
 	EOS  bool

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -294,7 +295,14 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 		lv.cause, lv.cut = e, true
 		ch.Data = append(ch.Data, x.ErrorEvent(e)...)
 	}
-	c := &extprocv3.CommonResponse{BodyMutation: bodyMutation(ch.Data)}
+	c := &extprocv3.CommonResponse{}
+	// A body the chain left as it came (a same-protocol answer naming the
+	// model as the client did) goes on as Envoy holds it: sent back, it
+	// would cost ext_proc a copy into the reply and Envoy another into
+	// its buffer.
+	if !bytes.Equal(ch.Data, b.GetBody()) {
+		c.BodyMutation = bodyMutation(ch.Data)
+	}
 	if !lv.streaming {
 		set, remove := x.TakeResponseMutations()
 		set = append(set, filters.Header{Key: "content-length", Value: strconv.Itoa(len(ch.Data))})
