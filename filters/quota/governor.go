@@ -146,9 +146,9 @@ func (f *Filter) alert(lines []store.BudgetLine, states []store.LineState, be *s
 
 // gauge sets the budget gauges of one of a tenant's periods.
 func (f *Filter) gauge(tenant string, l store.BudgetLine, spent, reserved, remaining int64) {
-	period := l.Period.String()
-	f.metrics.limit.WithLabelValues(tenant, period).Set(float64(l.Limit))
-	f.metrics.spent.WithLabelValues(tenant, period).Set(float64(spent))
-	f.metrics.reserved.WithLabelValues(tenant, period).Set(float64(reserved))
-	f.metrics.remaining.WithLabelValues(tenant, period).Set(float64(remaining))
+	g := f.metrics.budget(tenant, l.Period)
+	g.limit.Set(float64(l.Limit))
+	g.spent.Set(float64(spent))
+	g.reserved.Set(float64(reserved))
+	g.remaining.Set(float64(remaining))
 }

@@ -1,9 +1,12 @@
 package quota
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchyard/switchyard/filters"
+	"github.com/switchyard/switchyard/state/store"
 )
 
 // metrics are the quota filter's collectors. Labels are bounded: tenant,
@@ -19,6 +22,41 @@ type metrics struct {
 	limit     *prometheus.GaugeVec
 	remaining *prometheus.GaugeVec
 	pressure  *prometheus.GaugeVec
+
+	// budgetMu guards budgets, each budget period's gauges found once:
+	// every admission sets four of them for each of its tenant's periods,
+	// and a vector's lookup hashes the labels every time.
+	budgetMu sync.RWMutex
+	budgets  map[budgetPeriod]*budgetGauges
+}
+
+type budgetPeriod struct {
+	tenant string
+	period store.Period
+}
+
+type budgetGauges struct{ limit, spent, reserved, remaining prometheus.Gauge }
+
+// budget returns the gauges of a tenant's budget period.
+func (m *metrics) budget(tenant string, period store.Period) *budgetGauges {
+	k := budgetPeriod{tenant, period}
+	m.budgetMu.RLock()
+	g := m.budgets[k]
+	m.budgetMu.RUnlock()
+	if g != nil {
+		return g
+	}
+	p := period.String()
+	g = &budgetGauges{
+		limit:     m.limit.WithLabelValues(tenant, p),
+		spent:     m.spent.WithLabelValues(tenant, p),
+		reserved:  m.reserved.WithLabelValues(tenant, p),
+		remaining: m.remaining.WithLabelValues(tenant, p),
+	}
+	m.budgetMu.Lock()
+	m.budgets[k] = g
+	m.budgetMu.Unlock()
+	return g
 }
 
 var collectors filters.Collectors[*metrics]
@@ -70,6 +108,7 @@ func newMetrics() (*metrics, []prometheus.Collector) {
 			Name: "switchyard_quota_governor_pressure",
 			Help: "The cost governor's level per tenant: 0 none, 1 expensive models lose weight, 2 cheap models only.",
 		}, []string{"tenant"}),
+		budgets: map[budgetPeriod]*budgetGauges{},
 	}
 	return m, []prometheus.Collector{m.refusals, m.outages, m.moved, m.downgrade, m.settled, m.spent, m.reserved, m.remaining, m.limit, m.pressure}
 }
