@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchyard/switchyard/apischema/jsonform"
+	"github.com/switchyard/switchyard/state/spool"
 )
 
 // appendJSON appends the record as encoding/json encodes the struct (the
@@ -68,8 +69,9 @@ func (r *Record) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// recordJSONSize is room for a usual record's JSON, about 700 bytes.
-const recordJSONSize = 1024
+// spoolFrameSize is room for a usual record spooled: the spool's header
+// ([spool.Frame]), then the record's JSON, about 700 bytes.
+const spoolFrameSize = spool.HeaderLen + 1024
 
 // appendJSONStrings appends ss as a JSON array, null when nil.
 func appendJSONStrings(b []byte, ss []string) []byte {

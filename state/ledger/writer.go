@@ -195,13 +195,13 @@ func (w *Writer) Hold(r Record) {
 	if r.Time.IsZero() {
 		r.Time = w.o.Now()
 	}
-	b := r.appendJSON(make([]byte, 0, recordJSONSize))
+	b := r.appendJSON(spool.Frame(make([]byte, 0, spoolFrameSize)))
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
 	if _, dup := w.held[r.RequestID]; dup {
 		return
 	}
-	_ = w.o.HoldSpool.Append(b) // counted by the spool when it fails
+	_ = w.o.HoldSpool.AppendFrame(b) // counted by the spool when it fails
 	w.held[r.RequestID] = struct{}{}
 	w.holdOrder = append(w.holdOrder, r.RequestID)
 }
@@ -250,7 +250,7 @@ func (w *Writer) Write(r Record) {
 	}
 	var encoded []byte
 	if w.o.Spool != nil && r.RequestID != "" {
-		encoded = r.appendJSON(make([]byte, 0, recordJSONSize))
+		encoded = r.appendJSON(spool.Frame(make([]byte, 0, spoolFrameSize)))
 	}
 	w.mu.Lock()
 	reason := ""
@@ -282,7 +282,7 @@ func (w *Writer) Write(r Record) {
 	w.overflow = 0
 	if w.o.Spool != nil {
 		// Kept in memory even if the spool fails or is full; it counts that.
-		_ = w.o.Spool.Append(encoded)
+		_ = w.o.Spool.AppendFrame(encoded)
 	}
 	w.queue = append(w.queue, r)
 	w.accepted++

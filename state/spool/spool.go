@@ -79,7 +79,8 @@ func (o *Options) defaults() {
 // A record on disk is its header, then its payload. The header holds the
 // payload's length and its CRC-32C, little-endian; a torn write (the
 // process died inside it) fails one or the other and ends the segment.
-const headerLen = 8
+// HeaderLen is its size, the room [Frame] leaves.
+const HeaderLen = 8
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -247,19 +248,19 @@ func (s *Spool) readSegment(seq uint64, start int64) (*segment, [][]byte, error)
 // decode reads one record from b: its payload and length on disk, or false
 // when b does not start with a whole, intact record.
 func decode(b []byte, maxRecord int) ([]byte, int, bool) {
-	if len(b) < headerLen {
+	if len(b) < HeaderLen {
 		return nil, 0, false
 	}
 	n := binary.LittleEndian.Uint32(b)
 	sum := binary.LittleEndian.Uint32(b[4:])
-	if int64(n) > int64(maxRecord) || int64(len(b)-headerLen) < int64(n) {
+	if int64(n) > int64(maxRecord) || int64(len(b)-HeaderLen) < int64(n) {
 		return nil, 0, false
 	}
-	payload := b[headerLen : headerLen+int(n)]
+	payload := b[HeaderLen : HeaderLen+int(n)]
 	if crc32.Checksum(payload, castagnoli) != sum {
 		return nil, 0, false
 	}
-	return slices.Clone(payload), headerLen + int(n), true
+	return slices.Clone(payload), HeaderLen + int(n), true
 }
 
 func (s *Spool) segPath(seq uint64) string {
@@ -302,6 +303,23 @@ func (s *Spool) startSegment(seq uint64) error {
 // caller acknowledges it like any other; only its durability is lost, and
 // that is counted.
 func (s *Spool) Append(rec []byte) error {
+	buf := make([]byte, HeaderLen+len(rec))
+	copy(buf[HeaderLen:], rec)
+	return s.AppendFrame(buf)
+}
+
+// Frame returns dst with room at its end for a record's header: the
+// caller appends the record after it and hands the whole to
+// [Spool.AppendFrame], which so writes it without copying it first.
+func Frame(dst []byte) []byte {
+	var room [HeaderLen]byte
+	return append(dst, room[:]...)
+}
+
+// AppendFrame is [Spool.Append] of frame's record, which follows the room
+// [Frame] left for its header; it writes the header there.
+func (s *Spool) AppendFrame(frame []byte) error {
+	rec := frame[HeaderLen:]
 	if len(rec) > s.o.MaxRecord {
 		s.mu.Lock()
 		s.pendHollow()
@@ -309,10 +327,9 @@ func (s *Spool) Append(rec []byte) error {
 		s.m.overflow(s.name)
 		return fmt.Errorf("spool %s: record of %d bytes: %w", s.name, len(rec), ErrFull)
 	}
-	buf := make([]byte, headerLen+len(rec))
+	buf := frame
 	binary.LittleEndian.PutUint32(buf, uint32(len(rec)))
 	binary.LittleEndian.PutUint32(buf[4:], crc32.Checksum(rec, castagnoli))
-	copy(buf[headerLen:], rec)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

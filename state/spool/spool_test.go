@@ -173,8 +173,8 @@ func TestTornLastRecord(t *testing.T) {
 		name string
 		tail func(whole []byte) []byte // what is left of the record "torn"
 	}{
-		{"half a header", func(b []byte) []byte { return b[:headerLen/2] }},
-		{"header without payload", func(b []byte) []byte { return b[:headerLen] }},
+		{"half a header", func(b []byte) []byte { return b[:HeaderLen/2] }},
+		{"header without payload", func(b []byte) []byte { return b[:HeaderLen] }},
 		{"payload cut short", func(b []byte) []byte { return b[:len(b)-2] }},
 		{"checksum mismatch", func(b []byte) []byte { c := slices.Clone(b); c[len(c)-1] ^= 0xff; return c }},
 		{"length past the bound", func(b []byte) []byte { c := slices.Clone(b); c[3] = 0x7f; return c }},
@@ -193,7 +193,7 @@ func TestTornLastRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole := data[len(data)-(headerLen+len("torn")):]
+			whole := data[len(data)-(HeaderLen+len("torn")):]
 			data = append(data[:len(data)-len(whole)], tt.tail(whole)...)
 			if err := os.WriteFile(last, data, 0o600); err != nil {
 				t.Fatal(err)
@@ -278,7 +278,7 @@ func TestBoundReached(t *testing.T) {
 // written records.
 func TestOverflowKeepsAcknowledgementsInStep(t *testing.T) {
 	dir := t.TempDir()
-	s, _ := open(t, dir, Options{MaxBytes: 3 * (headerLen + 1), SegmentBytes: 2 * (headerLen + 1)})
+	s, _ := open(t, dir, Options{MaxBytes: 3 * (HeaderLen + 1), SegmentBytes: 2 * (HeaderLen + 1)})
 	appendAll(t, s, "a", "b", "c")
 	if err := s.Append([]byte("d")); !errors.Is(err, ErrFull) {
 		t.Fatalf("d: %v, want ErrFull", err)
@@ -375,7 +375,7 @@ func TestDiedBeforeTheMark(t *testing.T) {
 // closes the rotated segments, and a reopen returns them all.
 func TestAppendDoesNotWaitForTheDisk(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{SyncEvery: time.Hour, SegmentBytes: 2 * (headerLen + 5)}
+	o := Options{SyncEvery: time.Hour, SegmentBytes: 2 * (HeaderLen + 5)}
 	s, _ := open(t, dir, o)
 	appendAll(t, s, "a-000")
 	held, release := make(chan struct{}), make(chan struct{})
@@ -404,5 +404,30 @@ func TestAppendDoesNotWaitForTheDisk(t *testing.T) {
 	_, got := open(t, dir, o)
 	if want := append([]string{"a-000"}, names("b", 5)...); !slices.Equal(got, want) {
 		t.Errorf("reopened: got %q, want %q", got, want)
+	}
+}
+
+// TestAppendFrame: a record built after Frame's room and appended with
+// AppendFrame is kept and replayed as Append keeps it, in order with
+// Append's; one past MaxRecord is refused alike, and still pending.
+func TestAppendFrame(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{MaxRecord: 16}
+	s, _ := open(t, dir, o)
+	appendAll(t, s, "appended")
+	if err := s.AppendFrame(append(Frame(make([]byte, 0, 32)), "framed"...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendFrame(append(Frame(nil), "a record too long to keep"...)); !errors.Is(err, ErrFull) {
+		t.Errorf("a framed record past MaxRecord: %v, want ErrFull", err)
+	}
+	if got := s.Pending(); got != 3 {
+		t.Errorf("%d pending, want 3 (the refused one counts)", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := open(t, dir, o); !slices.Equal(got, []string{"appended", "framed"}) {
+		t.Errorf("reopened: got %q, want [appended framed]", got)
 	}
 }
