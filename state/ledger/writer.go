@@ -185,6 +185,27 @@ func (w *Writer) decode(b []byte) Record {
 // Holding reports whether Hold keeps anything.
 func (w *Writer) Holding() bool { return w.o.HoldSpool != nil }
 
+// frame is a record encoded for a spool, in a buffer reused once the
+// spool has written it: each request spools two.
+type frame struct{ b []byte }
+
+var frames = sync.Pool{New: func() any { return &frame{b: make([]byte, 0, spoolFrameSize)} }}
+
+// encodeFrame encodes r behind the room for the spool's header.
+func encodeFrame(r *Record) *frame {
+	f := frames.Get().(*frame)
+	f.b = r.appendJSON(spool.Frame(f.b[:0]))
+	return f
+}
+
+// free gives the buffer back, unless a rare record grew it far past the
+// usual size.
+func (f *frame) free() {
+	if cap(f.b) <= 4*spoolFrameSize {
+		frames.Put(f)
+	}
+}
+
 // Hold spools r, the record of an answer about to reach its client, until
 // Write (or Release) of its request: if the process dies in between, the
 // next one writes it. Without a hold spool it does nothing.
@@ -195,13 +216,14 @@ func (w *Writer) Hold(r Record) {
 	if r.Time.IsZero() {
 		r.Time = w.o.Now()
 	}
-	b := r.appendJSON(spool.Frame(make([]byte, 0, spoolFrameSize)))
+	f := encodeFrame(&r)
+	defer f.free()
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
 	if _, dup := w.held[r.RequestID]; dup {
 		return
 	}
-	_ = w.o.HoldSpool.AppendFrame(b) // counted by the spool when it fails
+	_ = w.o.HoldSpool.AppendFrame(f.b) // counted by the spool when it fails
 	w.held[r.RequestID] = struct{}{}
 	w.holdOrder = append(w.holdOrder, r.RequestID)
 }
@@ -248,9 +270,10 @@ func (w *Writer) Write(r Record) {
 	if r.Time.IsZero() {
 		r.Time = w.o.Now()
 	}
-	var encoded []byte
+	var encoded *frame
 	if w.o.Spool != nil && r.RequestID != "" {
-		encoded = r.appendJSON(spool.Frame(make([]byte, 0, spoolFrameSize)))
+		encoded = encodeFrame(&r)
+		defer encoded.free()
 	}
 	w.mu.Lock()
 	reason := ""
@@ -282,7 +305,7 @@ func (w *Writer) Write(r Record) {
 	w.overflow = 0
 	if w.o.Spool != nil {
 		// Kept in memory even if the spool fails or is full; it counts that.
-		_ = w.o.Spool.AppendFrame(encoded)
+		_ = w.o.Spool.AppendFrame(encoded.b)
 	}
 	w.queue = append(w.queue, r)
 	w.accepted++
