@@ -209,7 +209,7 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 		default:
 			return status.Errorf(codes.Unimplemented, "unexpected message %T", v)
 		}
-		annotate(resp, lv)
+		accounting := annotate(resp, lv)
 		stampTrace(resp, lv)
 		s.metrics.observe(req, false, s.now().Sub(start))
 		// An attempt is marked sent before its request goes: once Send
@@ -221,8 +221,10 @@ func (s *Server) processRequest(stream extprocv3.ExternalProcessor_ProcessServer
 			lv.unsent.MarkSent(s.now())
 			lv.unsent = nil
 		}
-		if err := stream.Send(resp); err != nil {
-			return err
+		sendErr := stream.Send(resp)
+		accounting.release()
+		if sendErr != nil {
+			return sendErr
 		}
 		if lv != nil && lv.cut {
 			// A stream whose response has begun can only be ended by failing
