@@ -97,21 +97,67 @@ func toHeaders(m *corev3.HeaderMap) filters.Headers {
 // on the order in which Envoy applies the two lists. The set headers are
 // allocated together: a reply sets a dozen.
 func mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
+	return (*headerSets)(nil).mutation(set, remove)
+}
+
+// headerSets is the room a reply's header mutation is built in, reused
+// for the next reply once that one is sent: each set header is two
+// protobuf messages, 3.6 KB a request built and dropped. A request's
+// replies take one from headerSetsPool ([live]), a per-attempt reply
+// another; nil allocates afresh.
+type headerSets struct {
+	m      extprocv3.HeaderMutation
+	opts   []corev3.HeaderValueOption
+	vals   []corev3.HeaderValue
+	ptrs   []*corev3.HeaderValueOption
+	remove []string
+}
+
+var headerSetsPool = sync.Pool{New: func() any { return new(headerSets) }}
+
+// release gives h back once the last reply built in it is sent. Nil does
+// nothing.
+func (h *headerSets) release() {
+	if h == nil {
+		return
+	}
+	clear(h.vals) // let the strings go
+	clear(h.remove)
+	headerSetsPool.Put(h)
+}
+
+// mutation is [mutation] built in h, which it overwrites: the reply of the
+// mutation h built before must have been sent.
+func (h *headerSets) mutation(set []filters.Header, remove []string) *extprocv3.HeaderMutation {
 	if len(set) == 0 && len(remove) == 0 {
 		return nil
 	}
-	m := &extprocv3.HeaderMutation{}
+	if h == nil {
+		h = &headerSets{}
+	}
+	h.m.Reset()
+	m := &h.m
+	h.remove = h.remove[:0]
 	for _, k := range remove {
 		if !slices.ContainsFunc(set, func(h filters.Header) bool { return h.Key == k }) {
-			m.RemoveHeaders = append(m.RemoveHeaders, k)
+			h.remove = append(h.remove, k)
 		}
 	}
+	if len(h.remove) > 0 {
+		m.RemoveHeaders = h.remove
+	}
 	if len(set) > 0 {
-		opts := make([]corev3.HeaderValueOption, len(set))
-		vals := make([]corev3.HeaderValue, len(set))
-		m.SetHeaders = make([]*corev3.HeaderValueOption, len(set))
-		for i, h := range set {
-			vals[i].Key, vals[i].RawValue = h.Key, bytesOf(h.Value)
+		if cap(h.opts) < len(set) {
+			h.opts = make([]corev3.HeaderValueOption, len(set))
+			h.vals = make([]corev3.HeaderValue, len(set))
+			h.ptrs = make([]*corev3.HeaderValueOption, len(set))
+		}
+		opts, vals := h.opts[:len(set)], h.vals[:len(set)]
+		m.SetHeaders = h.ptrs[:len(set)]
+		for i, hd := range set {
+			vals[i].Reset()
+			vals[i].Key, vals[i].RawValue = hd.Key, bytesOf(hd.Value)
+			opts[i].Reset()
 			opts[i].Header, opts[i].AppendAction = &vals[i], corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD
 			m.SetHeaders[i] = &opts[i]
 		}

@@ -36,7 +36,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 		ID: id, Started: s.now(), Policy: rt.Policy, Route: route,
 		Method: hdrs.Get(":method"), Path: path, Query: query, Header: hdrs,
 	}
-	lv := &live{x: x, chain: rt.Chains[route.Name], tracer: rt.Tracing}
+	lv := &live{x: x, chain: rt.Chains[route.Name], tracer: rt.Tracing, sets: headerSetsPool.Get().(*headerSets)}
 	beginTrace(ctx, rt.Tracing, x)
 	// Attempts find their exchange by this id, which a client may choose:
 	// a second request under an id in flight would take over the first's
@@ -68,7 +68,7 @@ func (s *Server) requestHeaders(ctx context.Context, h *extprocv3.HttpHeaders) (
 	}
 	set, remove := x.TakeRequestMutations()
 	lv.touched = touchedBy(set, remove)
-	return lv, headersResponse(&extprocv3.CommonResponse{HeaderMutation: mutation(set, remove)})
+	return lv, headersResponse(&extprocv3.CommonResponse{HeaderMutation: lv.sets.mutation(set, remove)})
 }
 
 func (s *Server) requestBody(ctx context.Context, lv *live, body []byte) *extprocv3.ProcessingResponse {
@@ -136,7 +136,7 @@ func (s *Server) runBody(ctx context.Context, lv *live, body []byte) (*extprocv3
 	set = append(set, filters.Header{Key: contract.AnswerTimeoutHeader, Value: strconv.FormatInt(bound.Milliseconds(), 10)})
 	lv.unsent = a
 	set = dropUnchanged(set, x.Header, lv.touched, remove)
-	c := &extprocv3.CommonResponse{HeaderMutation: mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
+	c := &extprocv3.CommonResponse{HeaderMutation: lv.sets.mutation(set, remove), BodyMutation: bodyMutation(a.Upstream.Body), ClearRouteCache: true}
 	return c, planMetadata(&s.plans, x, a.Target.Provider().Cluster), nil
 }
 
@@ -257,7 +257,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		x.ReleaseRequest()
 		x.Response.Header = nil
 	}
-	c.HeaderMutation = mutation(dropUnchanged(set, hdrs, nil, remove), remove)
+	c.HeaderMutation = lv.sets.mutation(dropUnchanged(set, hdrs, nil, remove), remove)
 	return resp
 }
 
@@ -309,7 +309,7 @@ func (s *Server) responseBody(ctx context.Context, lv *live, b *extprocv3.HttpBo
 		if x.Response.Status != before {
 			set = append(set, filters.Header{Key: ":status", Value: strconv.Itoa(x.Response.Status)})
 		}
-		c.HeaderMutation = mutation(set, remove)
+		c.HeaderMutation = lv.sets.mutation(set, remove)
 	}
 	return respBodyResponse(c)
 }

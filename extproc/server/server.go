@@ -92,6 +92,9 @@ type live struct {
 	// extend asks Envoy to wait up to d for the reply to the message being
 	// processed (a hybrid request's calls take as long as answers do).
 	extend func(d time.Duration)
+	// sets is where each reply's header mutation is built, one reply
+	// after another; given back when the exchange is done.
+	sets *headerSets
 }
 
 // Process implements the ext_proc stream.
@@ -264,6 +267,9 @@ func (s *Server) done(ctx context.Context, lv *live) {
 	// Once no log entry can reach the exchange, its spans are built
 	// from it on another goroutine.
 	lv.tracer.Export(lv.x, cause, end)
+	// Done runs after the stream's last reply was sent.
+	lv.sets.release()
+	lv.sets = nil
 }
 
 // recv returns Envoy's next message, or nil once the stream is over: with
