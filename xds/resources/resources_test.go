@@ -42,6 +42,9 @@ func TestSnapshotGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("snapshot: %v", err)
 			}
+			if err := snap.Consistent(); err != nil {
+				t.Fatalf("snapshot not consistent: %v", err)
+			}
 			got := dump(t, snap.GetResources(resource.ListenerType), snap.GetResources(resource.RouteType), snap.GetResources(resource.ClusterType), snap.GetResources(resource.RuntimeType))
 			golden := filepath.Join("testdata", name+".golden.json")
 			if *update {
