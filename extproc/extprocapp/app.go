@@ -437,7 +437,7 @@ func (n *node) serve(context.Context) error {
 // calibration and learning, health shared between replicas and the
 // capability probes.
 func (n *node) background(ctx context.Context) error {
-	go n.c.memory.releaseWhenIdle(ctx, n.srv.Activity, debug.FreeOSMemory)
+	go n.c.memory.releaseWhenIdle(ctx, n.srv.Activity, releaseHeap)
 	_ = n.c.memory.followLiveHeap(ctx, debug.SetGCPercent, func() int64 {
 		inFlight, _ := n.srv.Activity()
 		return inFlight

@@ -105,6 +105,15 @@ func (m memory) releaseWhenIdle(ctx context.Context, activity func() (inFlight, 
 	}
 }
 
+// releaseHeap collects twice and gives the free heap back. What the
+// load left in sync.Pools (gRPC's buffers, the ledger's frames, a
+// request's header room) survives one collection as the pools' victims
+// and goes at the second.
+func releaseHeap() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
 // quiet follows the spells without requests, as sampled.
 type quiet struct {
 	idle     time.Duration
