@@ -54,6 +54,7 @@ func main() {
 	extprocArgs := flag.String("extproc-args", "", "flags added to ext_proc's command line (say -max-inflight 128): with -overload, -profile-rate, -profile-streams or -closed")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	closedOnly := flag.Bool("closed", false, "only the closed-loop rows (concurrency 1 and 64, each path's CPU by process), printed: a quick side-by-side check of a change")
+	openOnly := flag.Float64("open", 0, "only the open-loop row at this rate (req/s), printed: a quick side-by-side check of a change to the tail")
 	flag.Parse()
 	var err error
 	if stacksDir, err = os.MkdirTemp("", "switchyard-bench-"); err != nil {
@@ -78,7 +79,11 @@ func main() {
 			err = errors.New("-extproc-args measures a variant: it does not write docs/BENCHMARKS.md")
 			break
 		}
-		err = run(*write, *n1, *n64, *closedOnly, strings.Fields(*extprocArgs))
+		if *write != "" && (*closedOnly || *openOnly > 0) {
+			err = errors.New("-closed and -open measure a part: they do not write docs/BENCHMARKS.md")
+			break
+		}
+		err = run(*write, *n1, *n64, part{closed: *closedOnly, openRate: *openOnly}, strings.Fields(*extprocArgs))
 	}
 	_ = os.RemoveAll(stacksDir)
 	if err != nil {
@@ -177,7 +182,14 @@ const (
 	holdFor     = 20 * time.Second
 )
 
-func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error {
+// part is what a run measures when not everything: the closed-loop
+// rows, or the open loop alone at a given rate.
+type part struct {
+	closed   bool
+	openRate float64
+}
+
+func run(write string, n1, n64 int, only part, extprocArgs []string) error {
 	ctx := context.Background()
 	pin, err := pinSelf()
 	if err != nil {
@@ -239,6 +251,13 @@ func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error
 			return fmt.Errorf("warm-up %s: %w", p.t.name, err)
 		}
 	}
+	if only.openRate > 0 {
+		r.OpenRate = only.openRate
+		r.OpenLoop = openLoops(paths, r.OpenRate)
+		fmt.Printf("Open loop: %.0f requests a second sent to every path for %s, in blocks; load average when the run began %s.\n\n", r.OpenRate, openLoopFor, r.Load)
+		r.renderOpen(os.Stdout)
+		return nil
+	}
 	time.Sleep(idleWait)
 	idle := map[string]memory{"bare envoy": residentKB(plain.cmd.Process.Pid), "envoy-0": residentKB(s.PID("envoy-0")), "node": residentKB(s.PID("extproc-0"))}
 	apart, err := idleApart(ctx, pin.paths)
@@ -267,9 +286,6 @@ func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error
 	}
 	// Interleave blocks so every path sees the same machine weather.
 	const blocks = 10
-	perRequest := func(t int64, n int) time.Duration {
-		return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(n))
-	}
 	for _, c := range []struct {
 		conc, n int
 		into    *[]stats
@@ -382,41 +398,16 @@ func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error
 	}
 	r.StreamMessages = scount[0] / float64(len(sttft[pathGateway]))
 
-	if closedOnly {
+	if only.closed {
 		r.renderClosed(os.Stdout)
 		r.renderStreamed(os.Stdout)
 		fmt.Printf("\nIdle, %s after the warm-up: Envoy %s; node %s.\n", idleWait, r.Idle["envoy-0"], r.Idle["node"])
 		return nil
 	}
 
-	// Open loop at a share of the gateway's own capacity, the same rate
-	// for every path, in blocks.
+	// Open loop at a share of the gateway's own capacity.
 	r.OpenRate = openLoopShare * r.C64[pathGateway].Throughput
-	open := make([][]time.Duration, len(paths))
-	openTicks := make([]int64, len(paths))
-	openSwitches := make([]int64, len(paths))
-	failed := make([]map[string]int, len(paths))
-	openClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 10 * time.Second}
-	for range 5 {
-		for i, p := range paths {
-			before, switches := cpuOf(p.pids), switchesOf(p.pids)
-			l, f := openLoop(openClient, p.t, r.OpenRate, openLoopFor/5)
-			openTicks[i] += cpuOf(p.pids) - before
-			openSwitches[i] += switchesOf(p.pids) - switches
-			open[i] = append(open[i], l...)
-			if failed[i] == nil {
-				failed[i] = map[string]int{}
-			}
-			for k, n := range f {
-				failed[i][k] += n
-			}
-		}
-	}
-	openClient.CloseIdleConnections()
-	for i, l := range open {
-		r.OpenLoop = append(r.OpenLoop, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l)),
-			Switches: float64(openSwitches[i]) / float64(len(l))})
-	}
+	r.OpenLoop = openLoops(paths, r.OpenRate)
 	if r.Decide, err = decisionTime(); err != nil {
 		return err
 	}
@@ -435,6 +426,43 @@ func run(write string, n1, n64 int, closedOnly bool, extprocArgs []string) error
 		}
 	}
 	return writeTracing(write, r, pin, n1/2, n64/2)
+}
+
+// perRequest is t clock ticks (10 ms each) shared by n requests.
+func perRequest(t int64, n int) time.Duration {
+	return time.Duration(float64(t) * float64(10*time.Millisecond) / float64(n))
+}
+
+// openLoops sends rate requests a second to every path, the same rate
+// for each, in blocks, and returns each path's tail.
+func openLoops(paths []path, rate float64) []tail {
+	open := make([][]time.Duration, len(paths))
+	openTicks := make([]int64, len(paths))
+	openSwitches := make([]int64, len(paths))
+	failed := make([]map[string]int, len(paths))
+	openClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 10 * time.Second}
+	defer openClient.CloseIdleConnections()
+	for range 5 {
+		for i, p := range paths {
+			before, switches := cpuOf(p.pids), switchesOf(p.pids)
+			l, f := openLoop(openClient, p.t, rate, openLoopFor/5)
+			openTicks[i] += cpuOf(p.pids) - before
+			openSwitches[i] += switchesOf(p.pids) - switches
+			open[i] = append(open[i], l...)
+			if failed[i] == nil {
+				failed[i] = map[string]int{}
+			}
+			for k, n := range f {
+				failed[i][k] += n
+			}
+		}
+	}
+	tails := make([]tail, 0, len(paths))
+	for i, l := range open {
+		tails = append(tails, tail{N: len(l), P50: pctl(l, 50), P99: pctlf(l, 99), P999: pctlf(l, 99.9), Failures: failed[i], CPUPerRequest: perRequest(openTicks[i], len(l)),
+			Switches: float64(openSwitches[i]) / float64(len(l))})
+	}
+	return tails
 }
 
 // gatewayCounters reads ext_proc's messages so far (every phase, both

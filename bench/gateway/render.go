@@ -105,18 +105,7 @@ func (r result) render(w io.Writer) {
 	r.renderClosed(w)
 
 	p("\nOpen loop: %.0f requests a second (%.0f %% of the gateway's throughput at concurrency 64 above) sent to every path for %s, in blocks, whatever the answers' pace; latency counts from when a request was due.\n\n", r.OpenRate, 100*openLoopShare, openLoopFor)
-	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request | Context switches per request |\n|---|---|---|---|---|---|---|---|\n")
-	for i, t := range r.OpenLoop {
-		n := 0
-		for _, v := range t.Failures {
-			n += v
-		}
-		cpu, switches := "—", "—"
-		if i > pathDirect {
-			cpu, switches = us(t.CPUPerRequest), fmt.Sprintf("%.1f", t.Switches)
-		}
-		p("| %s | %d | %s | %s | %s | %d%s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu, switches)
-	}
+	r.renderOpen(w)
 	r.renderStreamed(w)
 	p("\nMany open streams: %d clients each streaming one answer after another for %s (events %s apart, 16 words: about 5 s a stream), each gateway in turn on its core, its bound on requests in flight raised above %d. Memory is the resident set, idle (%s after a warm-up) and at its peak; per stream is ext_proc's growth over %d.\n\n",
 		openStreams, holdFor, time.Duration(slowStream.Delay), openStreams, idleWait, openStreams)
@@ -219,6 +208,24 @@ func (r result) renderClosed(w io.Writer) {
 				}
 			}
 		}
+	}
+}
+
+// renderOpen writes the open-loop table: each path's tail, failures, CPU
+// and context switches per request.
+func (r result) renderOpen(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request | Context switches per request |\n|---|---|---|---|---|---|---|---|\n")
+	for i, t := range r.OpenLoop {
+		n := 0
+		for _, v := range t.Failures {
+			n += v
+		}
+		cpu, switches := "—", "—"
+		if i > pathDirect {
+			cpu, switches = us(t.CPUPerRequest), fmt.Sprintf("%.1f", t.Switches)
+		}
+		p("| %s | %d | %s | %s | %s | %d%s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu, switches)
 	}
 }
 
