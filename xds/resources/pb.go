@@ -11,39 +11,22 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// anyTypePrefix is the type URL's prefix anypb.New writes.
-const anyTypePrefix = "type.googleapis.com/"
-
 type (
 	anyMsg    = anypb.Any
 	structMsg = structpb.Struct
 )
 
-// vtMessage is a message with vtprotobuf's generated marshaler, as
-// go-control-plane's are when built with -tags=vtprotobuf.
-type vtMessage interface {
-	proto.Message
-	MarshalVTStrict() ([]byte, error)
-}
-
 // mustAny packs a message the builders just made; failure is a bug.
 //
-// anypb.New marshals by reflection, and reflection keeps, for the life
-// of the process, the full descriptor and the field coders of every
-// message type it has walked: about 1.6 MB of an idle node's 6 MB live
-// heap, for a marshal done once per policy. vtprotobuf's generated
-// marshaler keeps nothing; its strict form writes fields in number order
-// and map entries sorted, as a deterministic marshal would.
+// Deterministically: a packed config's bytes are opaque to the cache's
+// own deterministic marshal, and Envoy replaces a listener or cluster
+// whose bytes changed, draining its connections. The same policy must
+// give Envoy the same bytes, maps (a JSON format's Struct) included.
+// (vtprotobuf's marshaler, which keeps no reflection tables, writes map
+// entries in Go's random order.)
 func mustAny(m proto.Message) *anypb.Any {
-	if vt, ok := m.(vtMessage); ok {
-		b, err := vt.MarshalVTStrict()
-		if err != nil {
-			panic(err)
-		}
-		return &anypb.Any{TypeUrl: anyTypePrefix + string(m.ProtoReflect().Descriptor().FullName()), Value: b}
-	}
-	a, err := anypb.New(m)
-	if err != nil {
+	a := new(anypb.Any)
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
 		panic(err)
 	}
 	return a

@@ -31,7 +31,7 @@ const providerMetadataNamespace = "switchyard"
 // DefaultCACertFile is where Debian and Envoy's image keep the system CAs.
 const DefaultCACertFile = "/etc/ssl/certs/ca-certificates.crt"
 
-// Snapshot builds the snapshot of p, versioned by the policy.
+// Snapshot builds a consistent snapshot of p, versioned by the policy.
 func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 	clusters := make([]types.Resource, 0, len(p.Providers))
 	for _, pr := range p.Providers {
@@ -49,13 +49,10 @@ func Snapshot(p *policy.Policy, o Options) (*cache.Snapshot, error) {
 		resource.ListenerType: {Listener(p, o)},
 		resource.RuntimeType:  {Runtime(p)},
 	})
-	// Not snap.Consistent(): its one check here, that the listener names
-	// the route configuration there is, holds by construction (both use
-	// contract.RouteConfigName; TestSnapshotGolden checks it), and it
-	// unpacks the connection manager by reflection, which keeps the
-	// descriptors and coders of its every message type for the life of
-	// the process (0.9 MB of an idle node's heap).
 	if err != nil {
+		return nil, err
+	}
+	if err := snap.Consistent(); err != nil {
 		return nil, err
 	}
 	return snap, nil
