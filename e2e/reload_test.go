@@ -16,6 +16,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/switchyard/switchyard/e2e/harness"
 	"github.com/switchyard/switchyard/stack"
 )
 
@@ -94,6 +95,11 @@ func testPolicyReload(t *testing.T, o stack.Options) {
 		return err
 	}); err != nil {
 		t.Fatalf("the added model was never served: %v", err)
+	}
+	// A new model changes Envoy's routes, not its listener: a listener
+	// whose config changed is replaced and its connections drained.
+	if n, err := harness.MetricSum(s.Replicas[0].EnvoyAdmin+"/stats/prometheus", "envoy_listener_manager_listener_modified"); err != nil || n != 0 {
+		t.Errorf("Envoy replaced its listener %v times for a new model (%v)", n, err)
 	}
 
 	broken := strings.Replace(added, "context_window: 1000000", "context_windw: 1000000", 1)
