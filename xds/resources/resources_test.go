@@ -205,11 +205,11 @@ routes:
 	}
 }
 
-// TestSnapshotBytesAreStable: the same policy gives Envoy the same bytes.
-// Envoy skips a listener or cluster whose hash is unchanged and replaces
-// (drains, re-warms) one that changed, so a push that changes nothing for
-// Envoy (a tenant's budget, say) must not reorder a map inside a packed
-// config.
+// TestSnapshotBytesAreStable: the same policy gives Envoy the same bytes,
+// maps inside packed configs included, so that whatever compares or
+// diffs the resources sees only real changes. (Envoy 1.40's own hash
+// reads packed configs unpacked; TestPolicyReload checks that a routes
+// change leaves its listener in place.)
 func TestSnapshotBytesAreStable(t *testing.T) {
 	for name, dir := range snapshotPolicies {
 		t.Run(name, func(t *testing.T) {
