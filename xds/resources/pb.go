@@ -19,11 +19,11 @@ type (
 // mustAny packs a message the builders just made; failure is a bug.
 //
 // Deterministically: a packed config's bytes are opaque to the cache's
-// own deterministic marshal, and Envoy replaces a listener or cluster
-// whose bytes changed, draining its connections. The same policy must
-// give Envoy the same bytes, maps (a JSON format's Struct) included.
-// (vtprotobuf's marshaler, which keeps no reflection tables, writes map
-// entries in Go's random order.)
+// own deterministic marshal, and the same policy should give Envoy the
+// same bytes, maps (a JSON format's Struct) included, so that only real
+// changes show where resources are compared (Envoy 1.40's own hash
+// reads packed configs unpacked). vtprotobuf's marshaler, which keeps no
+// reflection tables, writes map entries in Go's random order.
 func mustAny(m proto.Message) *anypb.Any {
 	a := new(anypb.Any)
 	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
