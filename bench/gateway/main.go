@@ -51,7 +51,7 @@ func main() {
 	overload := flag.Duration("overload", 0, "instead, flood the gateway open loop at 2× and 4× its measured capacity for this long each")
 	timeout := flag.Duration("timeout", time.Second, "with -overload, how long a client waits for its answer")
 	instructions := flag.Int("instructions", 0, "instead, count the instructions Envoy runs per request of each kind, over this many requests, under valgrind's callgrind")
-	extprocArgs := flag.String("extproc-args", "", "flags added to ext_proc's command line (say -max-inflight 128): with -overload, -profile-rate, -profile-streams or -closed")
+	extprocArgs := flag.String("extproc-args", "", "flags added to ext_proc's command line (say -max-inflight 128): with -overload, -profile-rate, -profile-streams, -closed or -open")
 	onlyTracing := flag.Bool("tracing", false, "only compare the gateway with tracing off, on at 1 % and at 100 % (make bench runs this too)")
 	closedOnly := flag.Bool("closed", false, "only the closed-loop rows (concurrency 1 and 64, each path's CPU by process), printed: a quick side-by-side check of a change")
 	openOnly := flag.Float64("open", 0, "only the open-loop row at this rate (req/s), printed: a quick side-by-side check of a change to the tail")
