@@ -252,6 +252,23 @@ func run(write string, n1, n64 int, only part, extprocArgs []string) error {
 		}
 	}
 	if only.openRate > 0 {
+		// Each path's own p99 one request at a time, the open loop's yardstick.
+		r.C1 = make([]stats, len(paths))
+		lat, dur := make([][]time.Duration, len(paths)), make([]time.Duration, len(paths))
+		for range 5 {
+			for i, p := range paths {
+				start := time.Now()
+				l, err := measure(client, p.t, n1/10, 1)
+				if err != nil {
+					return fmt.Errorf("%s at concurrency 1: %w", p.t.name, err)
+				}
+				dur[i] += time.Since(start)
+				lat[i] = append(lat[i], l...)
+			}
+		}
+		for i := range paths {
+			r.C1[i] = summarize(lat[i], dur[i])
+		}
 		r.OpenRate = only.openRate
 		r.OpenLoop = openLoops(paths, r.OpenRate)
 		fmt.Printf("Open loop: %.0f requests a second sent to every path for %s, in blocks; load average when the run began %s.\n\n", r.OpenRate, openLoopFor, r.Load)

@@ -137,8 +137,8 @@ func (r result) render(w io.Writer) {
 	for _, n := range r.OpenLoop[pathGateway].Failures {
 		olFailed += n
 	}
-	p("| p99 at %.0f req/s open loop (%.0f %% of capacity) | %s, %d failed (p99.9 %s; own p99 at concurrency 1: %s) | ≤ 3× its own p99 at concurrency 1, none failed | %s |\n",
-		r.OpenRate, 100*openLoopShare, ms(ol.P99), olFailed, ms(ol.P999), ms(ownP99), verdict(ol.P99 <= 3*ownP99 && olFailed == 0))
+	p("| p99 at %.0f req/s open loop (%.0f %% of capacity) | %s, %d failed (p99.9 %s; own p99 at concurrency 1: %s; its core %.0f %% busy, at %s a request against %s at concurrency 64) | ≤ 3× its own p99 at concurrency 1, none failed | %s |\n",
+		r.OpenRate, 100*openLoopShare, ms(ol.P99), olFailed, ms(ol.P999), ms(ownP99), r.busy(ol), us(ol.CPUPerRequest), us(gw.CPUPerRequest), verdict(ol.P99 <= 3*ownP99 && olFailed == 0))
 	ttft := r.TTFT[pathGateway] - r.TTFT[pathDirect]
 	p("| Streamed time to first token added (p50, one at a time) | %s (bare Envoy hop: %s) | ≤ 1 ms | %s |\n", ms(ttft), ms(r.TTFT[pathBare]-r.TTFT[pathDirect]), verdict(ttft <= time.Millisecond))
 	p("| ext_proc messages per request: non-streamed, concurrency 64 / streamed | %.2f / %.2f | ≤ 4 non-streamed | %s |\n", gw.Messages, r.StreamMessages, verdict(gw.Messages <= 4))
@@ -215,18 +215,28 @@ func (r result) renderClosed(w io.Writer) {
 // and context switches per request.
 func (r result) renderOpen(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("| Path | Requests | p50 | p99 | p99.9 | Failed | CPU per request | Context switches per request |\n|---|---|---|---|---|---|---|---|\n")
+	p("| Path | Requests | p50 | p99 | p99.9 | p99 ÷ own p99 at concurrency 1 | Failed | CPU per request | Its core busy | Context switches per request |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, t := range r.OpenLoop {
 		n := 0
 		for _, v := range t.Failures {
 			n += v
 		}
-		cpu, switches := "—", "—"
-		if i > pathDirect {
-			cpu, switches = us(t.CPUPerRequest), fmt.Sprintf("%.1f", t.Switches)
+		ratio, cpu, busy, switches := "—", "—", "—", "—"
+		if i < len(r.C1) && r.C1[i].P99 > 0 {
+			ratio = fmt.Sprintf("%.1f×", float64(t.P99)/float64(r.C1[i].P99))
 		}
-		p("| %s | %d | %s | %s | %s | %d%s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), n, failureNote(t.Failures), cpu, switches)
+		if i > pathDirect {
+			cpu, busy, switches = us(t.CPUPerRequest), fmt.Sprintf("%.0f %%", r.busy(t)), fmt.Sprintf("%.1f", t.Switches)
+		}
+		p("| %s | %d | %s | %s | %s | %s | %d%s | %s | %s | %s |\n", pathNames[i], t.N, ms(t.P50), ms(t.P99), ms(t.P999), ratio, n, failureNote(t.Failures), cpu, busy, switches)
 	}
+}
+
+// busy is the share of its one core a path used under the open loop, in
+// percent: its CPU per request at the rate it was sent. Near 100 the
+// requests queue for the core, whatever the code does with it.
+func (r result) busy(t tail) float64 {
+	return 100 * t.CPUPerRequest.Seconds() * r.OpenRate
 }
 
 // renderStreamed writes the streamed row: streams a second, time to first
