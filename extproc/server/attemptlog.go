@@ -185,7 +185,7 @@ func (s *Server) settleLast(ctx context.Context, lv *live, status int, hdrs filt
 	}
 	now := s.now()
 	flags := hdrs.Get(contract.LocalReplyHeader)
-	if n, _ := strconv.Atoi(hdrs.Get(contract.LocalReplyAttemptHeader)); n > a.N && hasFlag(flags, []string{"UH"}) {
+	if n := localReplyAttempt(hdrs); n > a.N && hasFlag(flags, []string{"UH"}) {
 		// A retry whose provider had no address opened no upstream
 		// stream: Envoy's reply is the only word of that attempt.
 		if na, ok := lv.x.NewAttempt(n, now); ok {
@@ -273,4 +273,16 @@ func (s *Server) awaitOutcomes(x *filters.Exchange, d time.Duration) []*filters.
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// localReplyAttempt is the attempt Envoy's local reply names, 0 on an
+// answer that is not one: the header is then absent, and parsing "" would
+// allocate an error on every request.
+func localReplyAttempt(hdrs filters.Headers) int {
+	v := hdrs.Get(contract.LocalReplyAttemptHeader)
+	if v == "" {
+		return 0
+	}
+	n, _ := strconv.Atoi(v)
+	return n
 }

@@ -214,7 +214,7 @@ func (s *Server) responseHeaders(ctx context.Context, lv *live, h *extprocv3.Htt
 		// their own (contract.ExtProcAttemptCluster) and may trail this
 		// message; the answer must name the last of them.
 		awaitAttempts(x, plannedAttempts(x), attemptWait)
-	} else if n, _ := strconv.Atoi(hdrs.Get(contract.LocalReplyAttemptHeader)); x.Route != nil && n > 1 {
+	} else if n := localReplyAttempt(hdrs); x.Route != nil && n > 1 {
 		// Envoy's reply after retries (the last attempt's provider had no
 		// address, say) may overtake the earlier retries' streams too: the
 		// answer names each of them, so they must be known first.

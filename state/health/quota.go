@@ -44,7 +44,13 @@ func QuotaFromHeaders(get func(string) string) float64 {
 }
 
 func headerNumber(s string) (float64, bool) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	s = strings.TrimSpace(s)
+	if s == "" {
+		// Most answers carry none of these: no parse, and no error
+		// allocated for it, on every request.
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, false
 	}
